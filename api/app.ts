@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { AppError, notFound } from '../core/errors';
+import { logger } from '../core/logger';
+import { authenticate } from './auth';
+import type { AppContext } from './context';
+import { errorHandler, sendError } from './errors';
+import { KeyUsageRecorder } from './key-usage';
+import { API_ROUTES, PUBLIC_ROUTES } from './modules';
+import { openApiDocument } from './openapi';
+import { KeyRateLimiter } from './rate-limit';
+import { RouteRegistrar } from './route';
+
+function requestId(req: Request, res: Response, next: NextFunction) {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+  res.set('X-Request-Id', id);
+  res.locals.log = logger.child({ reqId: id });
+  const start = process.hrtime.bigint();
+  res.on('finish', () => {
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    (res.locals.log as typeof logger).info({ method: req.method, path: req.path, status: res.statusCode, ms }, 'request');
+  });
+  next();
+}
+
+/** Bodies are JSON; anything else on a write is 415 before it is parsed. */
+function jsonOnly(req: Request, _res: Response, next: NextFunction) {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    return next(new AppError(415, 'unsupported_media_type', 'Request bodies must be Content-Type: application/json.'));
+  }
+  next();
+}
+
+export function createApp(ctx: AppContext): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', ctx.config.trustProxy.length ? ctx.config.trustProxy : false);
+  app.set('query parser', 'simple');
+  app.use(requestId);
+
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const storage = await ctx.store.ping();
+    const redis = ctx.redis.isUp();
+    res.status(storage ? 200 : 503).json({ status: storage ? 'ready' : 'not_ready', storage: storage ? 'up' : 'down', redis: redis ? 'up' : 'down' });
+  });
+
+  const keyUsage = new KeyUsageRecorder(ctx.store);
+  ctx.onShutdown.push(() => keyUsage.close());
+  const limiter = new KeyRateLimiter(ctx.redis, ctx.config.rateLimitPerMinute);
+
+  const api = express.Router();
+  // Plain HTTP is refused, never redirected: a redirect would already have leaked the key.
+  api.use((req, _res, next) => next(req.secure ? undefined : new AppError(403, 'https_required', 'The API is served over HTTPS only.')));
+  api.get('/openapi.json', (_req, res) => void res.json(openApiDocument()));
+  api.use(async (req, res, next) => {
+    try {
+      const principal = await authenticate(ctx.store, req.headers.authorization);
+      res.set(await limiter.consume(principal.keyId));
+      res.locals.principal = principal;
+      keyUsage.touch(principal.keyId);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  });
+  api.use(jsonOnly, express.json({ limit: '100kb', strict: true }));
+  const registrar = new RouteRegistrar(api, ctx);
+  for (const mod of API_ROUTES) mod(registrar);
+  api.use((_req, _res, next) => next(notFound('endpoint')));
+  app.use('/api/v1', api);
+
+  const pub = express.Router();
+  for (const mod of PUBLIC_ROUTES) mod(pub, ctx);
+  app.use(pub);
+  app.use((_req, res) => sendError(res, notFound('page')));
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,73 @@
+import type { Request } from 'express';
+import type { Store } from '../clickhouse/store';
+import type { Principal, Scope, Site } from '../core/domain';
+import { forbidden, invalidCredential } from '../core/errors';
+import { isUuid } from '../core/ids';
+import { nowMs } from '../core/clock';
+import { hashToken, hashesEqual, isWellFormedToken } from '../model/keys';
+import type { Repos } from '../model/repos';
+
+interface KeyJoinRow {
+  id: string; org_id: string; user_id: string; token_hash: string; scopes: Scope[]; all_sites: number; site_ids: string[];
+  expires_at: string | null; revoked_at: string | null; m_all_sites: number; m_site_ids: string[]; retention_days: number;
+}
+
+/**
+ * Resolve a bearer token to the caller's organisation, scopes and site reach in one query, before any
+ * handler runs. Every failure is the same 401: a caller cannot learn whether a key exists, was
+ * revoked or expired.
+ */
+export async function authenticate(store: Store, header: string | undefined): Promise<Principal> {
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+  if (!token || !isWellFormedToken(token)) throw invalidCredential();
+  const hash = hashToken(token);
+  const [row] = await store.query<KeyJoinRow>(
+    `SELECT k.id AS id, k.org_id AS org_id, k.user_id AS user_id, k.token_hash AS token_hash, k.scopes AS scopes,
+            k.all_sites AS all_sites, k.site_ids AS site_ids, k.expires_at AS expires_at, k.revoked_at AS revoked_at,
+            m.all_sites AS m_all_sites, m.site_ids AS m_site_ids, o.retention_days AS retention_days
+     FROM (SELECT * FROM ${store.table('api_keys')} FINAL WHERE token_hash = {h:String} AND is_deleted = 0) AS k
+     INNER JOIN (SELECT * FROM ${store.table('memberships')} FINAL WHERE is_deleted = 0) AS m
+       ON m.org_id = k.org_id AND m.user_id = k.user_id
+     INNER JOIN (SELECT * FROM ${store.table('orgs')} FINAL WHERE is_deleted = 0) AS o ON o.id = k.org_id
+     LIMIT 1`,
+    { h: hash },
+  );
+  if (!row || !hashesEqual(row.token_hash, hash) || row.revoked_at) throw invalidCredential();
+  if (row.expires_at && Date.parse(row.expires_at.replace(' ', 'T') + 'Z') <= nowMs()) throw invalidCredential();
+  return {
+    keyId: row.id,
+    orgId: row.org_id,
+    userId: row.user_id,
+    scopes: new Set(row.scopes),
+    sites: reach(row),
+    retentionDays: row.retention_days,
+  };
+}
+
+/** A key's reach is its own site list, never wider than its creator's site access. */
+function reach(row: KeyJoinRow): Principal['sites'] {
+  const key = row.all_sites ? null : new Set(row.site_ids);
+  const member = row.m_all_sites ? null : new Set(row.m_site_ids);
+  if (!key && !member) return 'all';
+  if (!key) return member!;
+  if (!member) return key;
+  return new Set([...key].filter((s) => member.has(s)));
+}
+
+export function requireScope(p: Principal, scope: Scope | undefined): void {
+  if (scope && !p.scopes.has(scope)) throw forbidden();
+}
+
+export function canReach(p: Principal, site: Site): boolean {
+  return site.org_id === p.orgId && (p.sites === 'all' || p.sites.has(site.id));
+}
+
+/** A site outside reach, in another organisation, or absent: the same 403. */
+export async function requireSite(repos: Repos, p: Principal, siteId: string): Promise<Site> {
+  if (!isUuid(siteId)) throw forbidden();
+  const site = await repos.getSite(siteId);
+  if (!site || !canReach(p, site)) throw forbidden();
+  return site;
+}
+
+export const bearer = (req: Request) => req.headers.authorization;

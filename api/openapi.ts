@@ -1,0 +1,25 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+
+extendZodWithOpenApi(z);
+
+/** Every API route registers its zod schemas here as it is defined; the document is generated from them. */
+export const registry = new OpenAPIRegistry();
+
+registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'tly_ API key' });
+
+export const ErrorBody = registry.register(
+  'Error',
+  z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
+);
+
+let cached: object | null = null;
+export function openApiDocument(): object {
+  cached ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: { title: 'Tally API', version: '1.0.0', description: 'Web analytics reports over JSON. All paths are under /api/v1.' },
+    servers: [{ url: '/api/v1' }],
+    security: [{ bearer: [] }],
+  });
+  return cached;
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+/** `limit` 1-1000 (default 100) and `offset` (default 0), refused outside those bounds, never clamped. */
+export const pagingShape = {
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
+};
+export const pagingQuery = z.object(pagingShape);
+export type Paging = { limit: number; offset: number };
+
+/**
+ * `has_more` is measured: callers fetch `limit + 1` rows (see `fetchSize`) and this trims the extra
+ * one. There is no total count.
+ */
+export function paged<T>(rows: T[], p: Paging): { data: T[]; meta: { page: Paging & { has_more: boolean } } } {
+  return { data: rows.slice(0, p.limit), meta: { page: { limit: p.limit, offset: p.offset, has_more: rows.length > p.limit } } };
+}
+
+export const fetchSize = (p: Paging) => p.limit + 1;
+
+/** Page over an in-memory list (small metadata lists) with the same contract. */
+export const pageArray = <T>(all: T[], p: Paging) => paged(all.slice(p.offset, p.offset + p.limit + 1), p);

@@ -1,0 +1,125 @@
+import type { Request, Response, Router } from 'express';
+import { z, type ZodType } from 'zod';
+import type { Principal, Scope, Site } from '../core/domain';
+import { AppError, invalidRequest } from '../core/errors';
+import { requireScope, requireSite } from './auth';
+import type { AppContext } from './context';
+import { ErrorBody, registry } from './openapi';
+
+/**
+ * The one way an API route is written: declare scope, site reach, zod schemas and a handler that
+ * returns `{data, meta}`. The wrapper checks scope and reach before anything else (tenancy first),
+ * parses query and body (unknown body fields refused), wraps the envelope and registers the route in
+ * the OpenAPI document, so the document can never drift from what is served.
+ */
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface HandlerContext<Q, B> {
+  app: AppContext;
+  principal: Principal;
+  /** Present on routes whose path holds {siteId}; reach already checked. */
+  site: Site;
+  query: Q;
+  body: B;
+  params: Record<string, string>;
+  req: Request;
+  res: Response;
+}
+
+export interface RouteResult {
+  data: unknown;
+  meta?: Record<string, unknown>;
+  status?: number;
+}
+
+export interface RouteSpec<Q extends ZodType, B extends ZodType> {
+  method: Method;
+  /** OpenAPI style, relative to /api/v1: '/sites/{siteId}/notes'. */
+  path: string;
+  summary: string;
+  tag?: string;
+  scope?: Scope;
+  query?: Q;
+  body?: B;
+  /** The `data` payload schema, for the document. */
+  response?: ZodType;
+  handler(ctx: HandlerContext<z.infer<Q>, z.infer<B>>): Promise<RouteResult>;
+}
+
+export type RouteModule = (r: RouteRegistrar) => void;
+
+export function formatZodError(error: z.ZodError, where: 'query' | 'body'): AppError {
+  const first = error.issues[0];
+  const name = first?.path.length ? first.path.join('.') : where;
+  const message =
+    first?.code === 'unrecognized_keys'
+      ? `${where}: unexpected field(s) ${first.keys.map((k) => `"${k}"`).join(', ')}`
+      : `${name}: ${first?.message ?? 'invalid'}`;
+  return invalidRequest(message, { issues: error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+}
+
+function parse<T extends ZodType>(schema: T | undefined, value: unknown, where: 'query' | 'body'): z.infer<T> {
+  if (!schema) return undefined as z.infer<T>;
+  const r = schema.safeParse(value);
+  if (!r.success) throw formatZodError(r.error, where);
+  return r.data;
+}
+
+const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
+
+function register(spec: RouteSpec<ZodType, ZodType>): void {
+  const params = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  const isWrite = spec.method !== 'get';
+  const envelope = z.object({
+    data: spec.response ?? z.unknown(),
+    meta: z.record(z.string(), z.unknown()),
+    ...(isWrite ? { error: ErrorBody.optional() } : {}),
+  });
+  registry.registerPath({
+    method: spec.method,
+    path: spec.path,
+    summary: spec.summary + (spec.scope ? ` (needs ${spec.scope})` : ''),
+    tags: spec.tag ? [spec.tag] : undefined,
+    request: {
+      params: params.length ? z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) : undefined,
+      query: spec.query instanceof z.ZodObject ? spec.query : undefined,
+      body: spec.body ? { content: { 'application/json': { schema: spec.body } } } : undefined,
+    },
+    responses: {
+      200: { description: 'OK', content: { 'application/json': { schema: envelope } } },
+      400: { description: 'Invalid request', content: { 'application/json': { schema: z.object({ error: ErrorBody }) } } },
+      401: { description: 'invalid_credential' },
+      403: { description: 'forbidden' },
+    },
+  });
+}
+
+export class RouteRegistrar {
+  constructor(private readonly router: Router, private readonly app: AppContext) {}
+
+  route<Q extends ZodType = ZodType, B extends ZodType = ZodType>(spec: RouteSpec<Q, B>): void {
+    register(spec as unknown as RouteSpec<ZodType, ZodType>);
+    const app = this.app;
+    this.router[spec.method](expressPath(spec.path), async (req: Request, res: Response, next) => {
+      try {
+        const principal = res.locals.principal as Principal;
+        requireScope(principal, spec.scope);
+        const site = req.params.siteId !== undefined ? await requireSite(app.repos, principal, String(req.params.siteId)) : undefined;
+        const query = parse(spec.query, req.query, 'query');
+        const body = parse(spec.body, spec.body ? bodyOf(req) : undefined, 'body');
+        const params = req.params as Record<string, string>;
+        const result = await spec.handler({ app, principal, site: site as Site, query, body, params, req, res });
+        const meta = { ...(site ? { site_id: site.id } : {}), ...(result.meta ?? {}) };
+        res.status(result.status ?? 200).json({ data: result.data, meta });
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+}
+
+/** A write body must be a JSON object; an empty body counts as `{}`. */
+function bodyOf(req: Request): unknown {
+  const b = req.body as unknown;
+  return b === undefined ? {} : b;
+}

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { SESSION_STRATEGIES, type Site } from '../../core/domain';
+import { invalidRequest } from '../../core/errors';
+import { isValidTimeZone } from '../../core/time';
+import type { RouteRegistrar } from '../route';
+
+/** A bare hostname: lower-case labels, no scheme, port or path. */
+const HOSTNAME_RE = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+export const hostnameSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((h) => HOSTNAME_RE.test(h), 'must be a bare hostname such as example.com (no scheme, port or path)');
+
+/** Lists are lower-cased and de-duplicated; the limit applies to what remains. */
+function list(name: string, max: number, item: z.ZodType<string, string>, fix: (s: string) => string = (s) => s) {
+  return z
+    .array(z.string().trim().min(1, `${name} entries must not be empty`).max(300))
+    .transform((xs) => [...new Set(xs.map((x) => fix(x.toLowerCase())))])
+    .pipe(z.array(item).max(max, `${name} allows at most ${max} entries`));
+}
+
+const withSlash = (p: string) => (p.startsWith('/') ? p : '/' + p);
+
+export const SettingsPatch = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  domain: hostnameSchema.optional(),
+  timezone: z.string().refine(isValidTimeZone, 'unknown IANA timezone').optional(),
+  currency: z.string().regex(/^[A-Za-z]{3}$/, 'ISO 4217 code expected').transform((c) => c.toUpperCase()).optional(),
+  excluded_paths: list('excluded_paths', 50, z.string().max(300), withSlash).optional(),
+  allowed_hostnames: list('allowed_hostnames', 25, hostnameSchema).optional(),
+  excluded_hostnames: list('excluded_hostnames', 50, hostnameSchema).optional(),
+  excluded_countries: list('excluded_countries', 100, z.string().regex(/^[a-z]{2}$/, 'two-letter country codes expected')).optional(),
+  session_strategy: z.enum(SESSION_STRATEGIES as [string, ...string[]]).optional(),
+});
+
+const SettingsOut = z.object({
+  name: z.string(), domain: z.string(), timezone: z.string(), currency: z.string(), active: z.boolean(),
+  excluded_paths: z.array(z.string()), allowed_hostnames: z.array(z.string()), excluded_hostnames: z.array(z.string()),
+  excluded_countries: z.array(z.string()), session_strategy: z.enum(SESSION_STRATEGIES as [string, ...string[]]),
+});
+
+export const settingsResponse = (s: Site) => ({
+  name: s.name, domain: s.domain, timezone: s.timezone, currency: s.currency, active: s.active,
+  excluded_paths: s.excluded_paths, allowed_hostnames: s.allowed_hostnames, excluded_hostnames: s.excluded_hostnames,
+  excluded_countries: s.excluded_countries, session_strategy: s.session_strategy,
+});
+
+/**
+ * Apply a validated patch. The site's own domain is folded into allowed_hostnames on every save and
+ * cannot be removed; the 25-entry limit counts it.
+ */
+export function applySettings(site: Site, patch: z.infer<typeof SettingsPatch>): Site | string {
+  const next = { ...site, ...patch } as Site;
+  const allowed = [...new Set([next.domain, ...(patch.allowed_hostnames ?? site.allowed_hostnames)])];
+  if (allowed.length > 25) return 'allowed_hostnames allows at most 25 entries, the site domain included';
+  return { ...next, allowed_hostnames: allowed };
+}
+
+export function settingsRoutes(r: RouteRegistrar, out: typeof settingsResponse): void {
+  r.route({
+    method: 'get', path: '/sites/{siteId}/settings', summary: 'Read site settings', tag: 'settings', scope: 'settings:read',
+    response: SettingsOut,
+    async handler({ site }) {
+      return { data: out(site) };
+    },
+  });
+
+  r.route({
+    method: 'patch', path: '/sites/{siteId}/settings', summary: 'Change site settings', tag: 'settings', scope: 'settings:write',
+    body: SettingsPatch, response: SettingsOut,
+    async handler({ app, site, body }) {
+      if (body.domain && body.domain !== site.domain) {
+        const other = await app.repos.siteByDomain(body.domain);
+        if (other && other.id !== site.id) {
+          throw invalidRequest(`domain: another site already uses "${body.domain}"`);
+        }
+      }
+      const next = applySettings(site, body);
+      if (typeof next === 'string') {
+        throw invalidRequest(next);
+      }
+      return { data: out(await app.repos.saveSite(next)) };
+    },
+  });
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { conflict } from '../../core/errors';
+import { isValidTimeZone } from '../../core/time';
+import type { Site } from '../../core/domain';
+import { canReach } from '../auth';
+import { pageArray, pagingQuery } from '../paging';
+import type { RouteRegistrar } from '../route';
+import { hostnameSchema, settingsResponse, settingsRoutes } from './settings';
+
+const SiteOut = z.object({
+  id: z.string().uuid(), domain: z.string(), name: z.string(), timezone: z.string(), currency: z.string(),
+  active: z.boolean(), created_at: z.string(),
+});
+
+export const siteOut = (s: Site) => ({
+  id: s.id, domain: s.domain, name: s.name, timezone: s.timezone, currency: s.currency, active: s.active, created_at: s.created_at,
+});
+
+const CreateSite = z.strictObject({
+  domain: hostnameSchema,
+  name: z.string().trim().min(1).max(200).optional(),
+  timezone: z.string().refine(isValidTimeZone, 'unknown IANA timezone').optional(),
+  currency: z.string().regex(/^[A-Za-z]{3}$/, 'ISO 4217 code expected').optional(),
+});
+
+export default function sitesRoutes(r: RouteRegistrar): void {
+  r.route({
+    method: 'get', path: '/sites', summary: 'Sites the key reaches', tag: 'sites',
+    query: pagingQuery, response: z.array(SiteOut),
+    async handler({ app, principal, query }) {
+      const sites = (await app.repos.listSites(principal.orgId)).filter((s) => canReach(principal, s));
+      return pageArray(sites.map(siteOut), query);
+    },
+  });
+
+  r.route({
+    method: 'post', path: '/sites', summary: 'Create a site', tag: 'sites', scope: 'sites:write',
+    body: CreateSite, response: SiteOut,
+    async handler({ app, principal, body }) {
+      if (await app.repos.siteByDomain(body.domain)) throw conflict('conflict', `A site for "${body.domain}" already exists.`);
+      const site = await app.repos.createSite({ org_id: principal.orgId, ...body });
+      return { data: siteOut(site), meta: { site_id: site.id }, status: 201 };
+    },
+  });
+
+  settingsRoutes(r, settingsResponse);
+}

@@ -1,0 +1,136 @@
+import type { IncomingMessage } from 'node:http';
+import { z } from 'zod';
+import type { AppContext } from '../../api/context';
+import { chToIso } from '../../clickhouse/meta';
+import { ALL_SCOPES, ROLES, type Scope } from '../../core/domain';
+import { AppError, invalidRequest, notFound } from '../../core/errors';
+import { isValidTimeZone } from '../../core/time';
+import { hostnameSchema } from '../../api/routes/settings';
+
+/**
+ * Operator commands behind the admin socket (the "dashboard" of the spec: the only place keys are
+ * made). Each parses its string arguments with zod and returns the JSON object the CLI prints.
+ */
+export interface AdminCommand<A extends z.ZodType = z.ZodType> {
+  args: A;
+  run(ctx: AppContext, args: z.infer<A>, body: IncomingMessage): Promise<object>;
+}
+
+const uuid = (name: string) => z.string({ error: `--${name} is required` }).uuid(`--${name} must be a uuid`);
+const csv = z.string().optional().transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
+
+async function requireOrg(ctx: AppContext, id: string) {
+  const org = await ctx.repos.getOrg(id);
+  if (!org) throw notFound('organisation');
+  return org;
+}
+
+export const define = <A extends z.ZodType>(c: AdminCommand<A>) => c as unknown as AdminCommand;
+
+const keyOut = async (ctx: AppContext, orgId: string) => {
+  const keys = await ctx.repos.keys.select('org_id = {o:UUID}', { o: orgId }, 'ORDER BY created_at');
+  const usage = await ctx.store.query<{ key_id: string; at: string }>(
+    `SELECT key_id, max(last_used_at) AS at FROM ${ctx.store.table('api_key_usage')} GROUP BY key_id`,
+  );
+  const used = new Map(usage.map((u) => [u.key_id, u.at]));
+  return keys.map((k) => ({
+    id: k.id, name: k.name, user_id: k.user_id, token_hint: k.token_hint, scopes: k.scopes,
+    sites: k.all_sites ? null : k.site_ids, expires_at: chToIso(k.expires_at), revoked: !!k.revoked_at,
+    revoked_at: chToIso(k.revoked_at), created_at: chToIso(k.created_at), last_used_at: chToIso(used.get(k.id)),
+  }));
+};
+
+export const COMMANDS: Record<string, AdminCommand> = {
+  'org create': define({
+    args: z.object({
+      name: z.string({ error: '--name is required' }).trim().min(1).max(200),
+      'retention-days': z.coerce.number().int().min(1).max(36500).default(1095),
+    }),
+    async run(ctx, a) {
+      const org = await ctx.repos.createOrg(a.name, a['retention-days']);
+      return { id: org.id, name: org.name, retention_days: org.retention_days };
+    },
+  }),
+
+  'user create': define({
+    args: z.object({
+      org: uuid('org'),
+      email: z.string({ error: '--email is required' }).email('--email must be an email address'),
+      role: z.enum(ROLES as [string, ...string[]], { error: '--role must be owner, admin or member' }),
+    }),
+    async run(ctx, a) {
+      await requireOrg(ctx, a.org);
+      const u = await ctx.repos.createUser(a.org, a.email.toLowerCase(), a.role as 'owner');
+      return { id: u.id, email: u.email, role: u.role };
+    },
+  }),
+
+  'user remove': define({
+    args: z.object({ org: uuid('org'), user: uuid('user') }),
+    async run(ctx, a) {
+      if (!(await ctx.repos.removeUser(a.org, a.user))) throw notFound('user');
+      return { id: a.user, removed: true };
+    },
+  }),
+
+  'site create': define({
+    args: z.object({
+      org: uuid('org'),
+      domain: hostnameSchema,
+      name: z.string().trim().min(1).max(200).optional(),
+      timezone: z.string().refine(isValidTimeZone, '--timezone must be an IANA timezone').optional(),
+      currency: z.string().regex(/^[A-Za-z]{3}$/, '--currency must be an ISO 4217 code').optional(),
+    }),
+    async run(ctx, a) {
+      await requireOrg(ctx, a.org);
+      if (await ctx.repos.siteByDomain(a.domain)) throw new AppError(409, 'conflict', `a site for "${a.domain}" already exists`);
+      const s = await ctx.repos.createSite({ org_id: a.org, ...a });
+      return { id: s.id, domain: s.domain, name: s.name, timezone: s.timezone, currency: s.currency };
+    },
+  }),
+
+  'key create': define({
+    args: z.object({
+      org: uuid('org'),
+      user: uuid('user'),
+      scopes: csv.pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], { error: `--scopes takes ${ALL_SCOPES.join(',')}` }))),
+      sites: csv.pipe(z.array(z.string().uuid('--sites takes site uuids'))),
+      'expires-at': z.string().datetime({ offset: true, error: '--expires-at must be ISO 8601 with an offset' }).optional(),
+      name: z.string().max(200).optional(),
+    }),
+    async run(ctx, a) {
+      await requireOrg(ctx, a.org);
+      if (!(await ctx.repos.membership(a.org, a.user))) throw invalidRequest('--user is not a member of --org');
+      const own = new Set((await ctx.repos.listSites(a.org)).map((s) => s.id));
+      const foreign = a.sites.find((s) => !own.has(s));
+      if (foreign) throw invalidRequest(`--sites: ${foreign} is not a site of this organisation`);
+      const { row, token } = await ctx.repos.createKey({
+        org_id: a.org, user_id: a.user, name: a.name, scopes: a.scopes as Scope[], site_ids: a.sites, expires_at: a['expires-at'],
+      });
+      return { id: row.id, token, scopes: row.scopes, sites: row.all_sites ? null : row.site_ids, expires_at: chToIso(row.expires_at) };
+    },
+  }),
+
+  'key revoke': define({
+    args: z.object({ key: uuid('key') }),
+    async run(ctx, a) {
+      const key = await ctx.repos.getKey(a.key);
+      if (!key) throw notFound('key');
+      await ctx.repos.revokeKey(key);
+      return { id: key.id, revoked: true };
+    },
+  }),
+
+  'key list': define({
+    args: z.object({ org: uuid('org') }),
+    async run(ctx, a) {
+      await requireOrg(ctx, a.org);
+      return { keys: await keyOut(ctx, a.org) };
+    },
+  }),
+};
+
+/** Further command sets (events import, seed) register themselves here. */
+export function addCommands(more: Record<string, AdminCommand>): void {
+  Object.assign(COMMANDS, more);
+}

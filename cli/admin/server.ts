@@ -1,0 +1,45 @@
+import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { AppContext } from '../../api/context';
+import { formatZodError } from '../../api/route';
+import { AppError } from '../../core/errors';
+import { logger } from '../../core/logger';
+import { COMMANDS } from './commands';
+
+/**
+ * The admin socket: HTTP over a unix socket whose file permissions (0600) are the access control.
+ * `POST /<group>/<command>?arg=value` runs one command; the request body, if any, is handed to the
+ * command as a stream (events import). Answers `{...}` or `{error: {code, message}}`.
+ */
+export async function startAdminServer(ctx: AppContext, socketPath: string): Promise<() => Promise<void>> {
+  mkdirSync(path.dirname(socketPath), { recursive: true });
+  if (existsSync(socketPath)) unlinkSync(socketPath); // stale socket from a killed process
+  const server = http.createServer((req, res) => void handle(ctx, req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, resolve);
+  });
+  chmodSync(socketPath, 0o600);
+  return () => new Promise<void>((r) => server.close(() => r()));
+}
+
+async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.ServerResponse) {
+  const send = (status: number, body: object) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  try {
+    const url = new URL(req.url ?? '/', 'http://admin');
+    const name = url.pathname.split('/').filter(Boolean).join(' ');
+    const command = COMMANDS[name];
+    if (!command || req.method !== 'POST') throw new AppError(404, 'not_found', `unknown command "${name}"`);
+    const parsed = command.args.safeParse(Object.fromEntries(url.searchParams));
+    if (!parsed.success) throw formatZodError(parsed.error, 'query');
+    send(200, await command.run(ctx, parsed.data, req));
+  } catch (err) {
+    if (err instanceof AppError) return send(err.status, err.toBody());
+    logger.error({ err }, 'admin command failed');
+    send(500, { error: { code: 'internal', message: (err as Error).message } });
+  }
+}

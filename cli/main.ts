@@ -1,0 +1,90 @@
+import { createReadStream } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { Command, Option } from 'commander';
+
+/**
+ * `tally`: the operator CLI. It talks to the running server over the admin socket, prints one JSON
+ * object on stdout and exits 0, or prints {"error":{code,message}} on stderr and exits 1.
+ */
+const socketPath = () =>
+  process.env.TALLY_ADMIN_SOCKET || path.join(path.resolve(process.env.TALLY_DATA_DIR ?? 'data'), 'admin.sock');
+
+function fail(code: string, message: string): never {
+  process.stderr.write(JSON.stringify({ error: { code, message } }) + '\n');
+  process.exit(1);
+}
+
+function call(command: string, args: Record<string, string | undefined>, body?: Readable): Promise<void> {
+  const qs = new URLSearchParams(Object.entries(args).filter((e): e is [string, string] => e[1] !== undefined));
+  return new Promise((resolve) => {
+    const req = http.request(
+      { socketPath: socketPath(), method: 'POST', path: `/${command.replace(' ', '/')}?${qs}`, headers: { 'content-type': 'application/x-ndjson' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          if (res.statusCode === 200) {
+            process.stdout.write(text.trim() + '\n');
+            return resolve();
+          }
+          process.stderr.write(text.trim() + '\n');
+          process.exit(1);
+        });
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      fail('server_unreachable', `cannot reach the Tally server at ${socketPath()} (${err.code ?? err.message}); is it running?`),
+    );
+    if (body) {
+      body.on('error', (err) => fail('invalid_request', `cannot read the file: ${err.message}`));
+      body.pipe(req);
+    } else req.end();
+  });
+}
+
+type Opts = Record<string, string | undefined>;
+/** Commander's camelCase option names back to the --flag names the server validates. */
+const flags = (o: Opts) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()), v]));
+
+const program = new Command('tally').description('Tally admin CLI').showHelpAfterError();
+program.exitOverride((err) => {
+  if (err.exitCode === 0) process.exit(0);
+  fail('invalid_request', err.message.replace(/^error: /, ''));
+});
+program.configureOutput({ writeErr: () => undefined });
+
+const group = (name: string, desc: string) => program.command(name).description(desc);
+const run = (command: string) => (o: Opts) => call(command, flags(o));
+
+const org = group('org', 'organisations');
+org.command('create').requiredOption('--name <name>').option('--retention-days <days>').action(run('org create'));
+
+const user = group('user', 'users');
+user.command('create').requiredOption('--org <org>').requiredOption('--email <email>')
+  .addOption(new Option('--role <role>').choices(['owner', 'admin', 'member']).makeOptionMandatory())
+  .action(run('user create'));
+user.command('remove').requiredOption('--org <org>').requiredOption('--user <user>').action(run('user remove'));
+
+const site = group('site', 'sites');
+site.command('create').requiredOption('--org <org>').requiredOption('--domain <domain>').option('--name <name>')
+  .option('--timezone <tz>').option('--currency <code>').action(run('site create'));
+
+const key = group('key', 'API keys');
+key.command('create').requiredOption('--org <org>').requiredOption('--user <user>').option('--scopes <scopes>')
+  .option('--sites <sites>').option('--expires-at <iso>').option('--name <name>').action(run('key create'));
+key.command('revoke').requiredOption('--key <key>').action(run('key revoke'));
+key.command('list').requiredOption('--org <org>').action(run('key list'));
+
+const events = group('events', 'events');
+events.command('import').requiredOption('--site <site>').requiredOption('--file <file>', 'NDJSON file, - for stdin')
+  .action((o: Opts) => call('events import', { site: o.site }, o.file === '-' ? process.stdin : createReadStream(o.file!)));
+
+program.command('seed').description('generate realistic synthetic traffic inside ClickHouse')
+  .requiredOption('--site <site>').requiredOption('--events <n>').requiredOption('--days <d>').option('--seed <s>')
+  .action(run('seed'));
+
+program.parseAsync(process.argv).catch((err: Error) => fail('internal', err.message));

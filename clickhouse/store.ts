@@ -1,0 +1,123 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+
+/**
+ * The one connection factory. Embedded mode plugs chDB into @clickhouse/client; server mode talks
+ * HTTP to a ClickHouse server. Callers see the same Store either way and write one SQL dialect.
+ *
+ * TRAP: chDB ignores the client's `database` option (everything lands in `default`), so every
+ * statement names its tables with `store.table('events')` → `tally.events`.
+ */
+export interface StoreOptions {
+  url?: string;
+  user?: string;
+  password?: string;
+  database: string;
+  cluster?: string;
+  /** Embedded data directory (chDB files live in `<dataDir>/clickhouse`). */
+  dataDir?: string;
+}
+
+export type Params = Record<string, unknown>;
+
+export interface Store {
+  readonly database: string;
+  readonly cluster?: string;
+  readonly embedded: boolean;
+  readonly client: ClickHouseClient;
+  table(name: string): string;
+  query<T = Record<string, unknown>>(sql: string, params?: Params, settings?: ClickHouseSettings): Promise<T[]>;
+  command(sql: string, params?: Params, settings?: ClickHouseSettings): Promise<void>;
+  insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const BASE_SETTINGS: ClickHouseSettings = {
+  // Same number shapes from chDB and a server: 64-bit integers as JSON numbers. Values that need all
+  // 64 bits (visitor hashes) are selected with toString().
+  output_format_json_quote_64bit_integers: 0,
+  date_time_input_format: 'best_effort',
+};
+
+// chDB holds one engine per process; @clickhouse/client instances over it are cheap, the engine is not.
+const embeddedClients = new Map<string, { client: ClickHouseClient; refs: number }>();
+
+function embeddedClient(dataDir: string): ClickHouseClient {
+  const dir = path.join(dataDir, 'clickhouse');
+  const existing = embeddedClients.get(dir);
+  if (existing) {
+    existing.refs++;
+    return existing.client;
+  }
+  mkdirSync(dir, { recursive: true });
+  // Loaded lazily so server mode never touches the native addon.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+  // TRAP: chdb bundles its own copy of the client-common types; the runtime shapes are identical.
+  const connection = createChdbConnection({ path: dir }) as unknown as Parameters<typeof createClient>[0] extends infer O
+    ? O extends { connection?: infer C } ? C : never : never;
+  const client = createClient({ connection, clickhouse_settings: BASE_SETTINGS });
+  embeddedClients.set(dir, { client, refs: 1 });
+  return client;
+}
+
+function releaseEmbedded(client: ClickHouseClient): Promise<void> {
+  for (const [dir, entry] of embeddedClients) {
+    if (entry.client !== client) continue;
+    if (--entry.refs > 0) return Promise.resolve();
+    embeddedClients.delete(dir);
+    return entry.client.close();
+  }
+  return Promise.resolve();
+}
+
+export function openStore(opts: StoreOptions): Store {
+  if (!IDENT.test(opts.database)) throw new Error(`CLICKHOUSE_DATABASE must be an identifier, got "${opts.database}"`);
+  if (opts.cluster && !IDENT.test(opts.cluster)) throw new Error(`CLICKHOUSE_CLUSTER must be an identifier`);
+  const embedded = !opts.url;
+  const client = embedded
+    ? embeddedClient(opts.dataDir ?? 'data')
+    : createClient({
+        url: opts.url,
+        username: opts.user,
+        password: opts.password,
+        clickhouse_settings: BASE_SETTINGS,
+        request_timeout: 60_000,
+      });
+  const db = opts.database;
+
+  return {
+    database: db,
+    cluster: opts.cluster,
+    embedded,
+    client,
+    table: (name) => {
+      if (!IDENT.test(name)) throw new Error(`bad table name ${name}`);
+      return `${db}.${name}`;
+    },
+    async query<T>(sql: string, params: Params = {}, settings?: ClickHouseSettings) {
+      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: settings });
+      return (await rs.json()) as T[];
+    },
+    async command(sql, params = {}, settings) {
+      await client.command({ query: sql, query_params: params, clickhouse_settings: settings });
+    },
+    async insert(table, rows, settings) {
+      if (rows.length === 0) return;
+      await client.insert({ table: `${db}.${table}`, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: settings });
+    },
+    async ping() {
+      try {
+        await client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => (embedded ? releaseEmbedded(client) : client.close()),
+  };
+}

@@ -1,0 +1,73 @@
+import path from 'node:path';
+
+/**
+ * Every environment variable Tally reads, parsed once. The README's table lists the same names;
+ * keep them in step.
+ */
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Config {
+  dataDir: string;
+  host: string;
+  httpsPort: number;
+  httpPort: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  trustProxy: string[];
+  adminSocket: string;
+  clickhouse: {
+    url?: string;
+    user?: string;
+    password?: string;
+    database: string;
+    cluster?: string;
+  };
+  redisUrl: string;
+  role: Role;
+  rateLimitPerMinute: number;
+  geoipDb?: string;
+  logLevel: string;
+}
+
+function int(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = path.resolve(env.TALLY_DATA_DIR ?? 'data');
+  const role = (env.TALLY_ROLE ?? 'all') as Role;
+  if (!['api', 'worker', 'all'].includes(role)) throw new Error(`TALLY_ROLE must be api, worker or all, got "${role}"`);
+  if (role !== 'all' && !env.CLICKHOUSE_URL) {
+    // TRAP: chDB allows one process per data directory, so embedded mode cannot split roles.
+    throw new Error('TALLY_ROLE=api|worker needs CLICKHOUSE_URL: embedded storage runs every role in one process');
+  }
+  return {
+    dataDir,
+    host: env.TALLY_HOST ?? '0.0.0.0',
+    httpsPort: int('TALLY_HTTPS_PORT', env.TALLY_HTTPS_PORT, 8443),
+    httpPort: int('TALLY_HTTP_PORT', env.TALLY_HTTP_PORT, 8080),
+    tlsCert: env.TALLY_TLS_CERT || undefined,
+    tlsKey: env.TALLY_TLS_KEY || undefined,
+    trustProxy: list(env.TALLY_TRUST_PROXY),
+    adminSocket: env.TALLY_ADMIN_SOCKET || path.join(dataDir, 'admin.sock'),
+    clickhouse: {
+      url: env.CLICKHOUSE_URL || undefined,
+      user: env.CLICKHOUSE_USER || undefined,
+      password: env.CLICKHOUSE_PASSWORD || undefined,
+      database: env.CLICKHOUSE_DATABASE || 'tally',
+      cluster: env.CLICKHOUSE_CLUSTER || undefined,
+    },
+    redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
+    role,
+    rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600),
+    geoipDb: env.TALLY_GEOIP_DB || undefined,
+    logLevel: env.TALLY_LOG_LEVEL ?? 'info',
+  };
+}

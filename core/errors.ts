@@ -1,0 +1,58 @@
+/**
+ * Typed application errors. Every refusal the API makes is one of these; the error middleware turns
+ * them into `{error: {code, message, details?}}` with the status they carry. Anything else is a bug
+ * and answers 500 `internal` without a stack trace.
+ */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'invalid_json'
+  | 'unknown_dimension'
+  | 'invalid_credential'
+  | 'forbidden'
+  | 'https_required'
+  | 'not_found'
+  | 'no_events'
+  | 'last_owner'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'queue_unavailable'
+  | 'overloaded'
+  | 'internal';
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    /** Extra response headers, e.g. Retry-After. */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+
+  toBody(): { error: { code: ErrorCode; message: string; details?: Record<string, unknown> } } {
+    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+  }
+}
+
+export const invalidRequest = (message: string, details?: Record<string, unknown>) =>
+  new AppError(400, 'invalid_request', message, details);
+
+export const invalidCredential = () =>
+  new AppError(401, 'invalid_credential', 'The bearer token is missing, malformed, revoked or expired.');
+
+/** One body for every 403 so a caller cannot tell a missing scope from a foreign or absent site. */
+export const forbidden = () => new AppError(403, 'forbidden', 'This key may not access this resource.');
+
+export const notFound = (what = 'resource') => new AppError(404, 'not_found', `The ${what} was not found.`);
+
+export const conflict = (code: ErrorCode, message: string) => new AppError(409, code, message);
+
+export const queueUnavailable = () =>
+  new AppError(503, 'queue_unavailable', 'The job queue (Redis) is unavailable; try again later.', undefined, {
+    'Retry-After': '5',
+  });

@@ -1,0 +1,155 @@
+import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import type { Store } from '../clickhouse/store';
+import { ALL_SCOPES, type Role, type Scope, type SessionStrategy, type Site } from '../core/domain';
+import { newId } from '../core/ids';
+import { nowMs } from '../core/clock';
+import { generateToken, hashToken } from './keys';
+
+/** Row shapes as stored. Booleans are UInt8, timestamps DateTime64 text. */
+export interface OrgRow { id: string; name: string; retention_days: number; created_at: string }
+export interface UserRow { id: string; email: string; created_at: string }
+export interface MembershipRow {
+  org_id: string; user_id: string; role: Role; all_sites: number; site_ids: string[]; created_at: string;
+}
+export interface SiteRow {
+  id: string; org_id: string; domain: string; name: string; timezone: string; currency: string; active: number;
+  excluded_paths: string[]; allowed_hostnames: string[]; excluded_hostnames: string[]; excluded_countries: string[];
+  session_strategy: SessionStrategy; created_at: string; updated_at: string;
+}
+export interface KeyRow {
+  id: string; org_id: string; user_id: string; name: string; token_hash: string; token_hint: string;
+  scopes: Scope[]; all_sites: number; site_ids: string[]; expires_at: string | null; revoked_at: string | null;
+  created_at: string;
+}
+
+const cols = <T>(...c: (keyof T & string)[]) => c;
+const nowCh = () => isoToCh(new Date(nowMs()));
+
+export function siteFromRow(r: SiteRow): Site {
+  return { ...r, active: !!r.active, created_at: chToIso(r.created_at)!, updated_at: chToIso(r.updated_at)! };
+}
+
+/** Granting a write scope grants its read scope too. */
+export function expandScopes(scopes: readonly Scope[]): Scope[] {
+  const out = new Set<Scope>();
+  for (const s of scopes) {
+    out.add(s);
+    if (s.endsWith(':write')) out.add(s.replace(':write', ':read') as Scope);
+  }
+  return ALL_SCOPES.filter((s) => out.has(s));
+}
+
+type SiteListener = (site: Site) => void;
+const siteListeners = new Set<SiteListener>();
+/** Ingest subscribes to drop its cached settings the moment a site changes. */
+export function onSiteChange(fn: SiteListener): () => void {
+  siteListeners.add(fn);
+  return () => siteListeners.delete(fn);
+}
+
+export class Repos {
+  readonly orgs: MetaTable<OrgRow>;
+  readonly users: MetaTable<UserRow>;
+  readonly memberships: MetaTable<MembershipRow>;
+  readonly sites: MetaTable<SiteRow>;
+  readonly keys: MetaTable<KeyRow>;
+
+  constructor(readonly store: Store) {
+    this.orgs = new MetaTable(store, 'orgs', cols<OrgRow>('id', 'name', 'retention_days', 'created_at'));
+    this.users = new MetaTable(store, 'users', cols<UserRow>('id', 'email', 'created_at'));
+    this.memberships = new MetaTable(store, 'memberships',
+      cols<MembershipRow>('org_id', 'user_id', 'role', 'all_sites', 'site_ids', 'created_at'));
+    this.sites = new MetaTable(store, 'sites', cols<SiteRow>('id', 'org_id', 'domain', 'name', 'timezone', 'currency',
+      'active', 'excluded_paths', 'allowed_hostnames', 'excluded_hostnames', 'excluded_countries', 'session_strategy',
+      'created_at', 'updated_at'));
+    this.keys = new MetaTable(store, 'api_keys', cols<KeyRow>('id', 'org_id', 'user_id', 'name', 'token_hash',
+      'token_hint', 'scopes', 'all_sites', 'site_ids', 'expires_at', 'revoked_at', 'created_at'));
+  }
+
+  createOrg(name: string, retentionDays = 1095): Promise<OrgRow> {
+    return this.orgs.put({ id: newId(), name, retention_days: retentionDays, created_at: nowCh() });
+  }
+
+  getOrg(id: string) {
+    return this.orgs.one('id = {id:UUID}', { id });
+  }
+
+  async createUser(orgId: string, email: string, role: Role): Promise<UserRow & { role: Role }> {
+    const user = await this.users.put({ id: newId(), email, created_at: nowCh() });
+    await this.memberships.put({ org_id: orgId, user_id: user.id, role, all_sites: 1, site_ids: [], created_at: nowCh() });
+    return { ...user, role };
+  }
+
+  membership(orgId: string, userId: string) {
+    return this.memberships.one('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId });
+  }
+
+  async createSite(input: { org_id: string; domain: string; name?: string; timezone?: string; currency?: string }): Promise<Site> {
+    const at = nowCh();
+    const domain = input.domain.toLowerCase();
+    const row: SiteRow = {
+      id: newId(), org_id: input.org_id, domain, name: input.name ?? domain, timezone: input.timezone ?? 'UTC',
+      currency: (input.currency ?? 'USD').toUpperCase(), active: 1, excluded_paths: [], allowed_hostnames: [domain],
+      excluded_hostnames: [], excluded_countries: [], session_strategy: 'salted_hash', created_at: at, updated_at: at,
+    };
+    await this.sites.put(row);
+    return siteFromRow(row);
+  }
+
+  async getSite(id: string): Promise<Site | undefined> {
+    const r = await this.sites.one('id = {id:UUID}', { id });
+    return r && siteFromRow(r);
+  }
+
+  async siteByDomain(domain: string): Promise<Site | undefined> {
+    const r = await this.sites.one('domain = {d:String}', { d: domain.toLowerCase() });
+    return r && siteFromRow(r);
+  }
+
+  async listSites(orgId: string): Promise<Site[]> {
+    return (await this.sites.select('org_id = {o:UUID}', { o: orgId }, 'ORDER BY created_at, id')).map(siteFromRow);
+  }
+
+  async saveSite(site: Site): Promise<Site> {
+    const updated = { ...site, updated_at: new Date(nowMs()).toISOString() };
+    await this.sites.put({
+      ...updated, active: site.active ? 1 : 0, created_at: isoToCh(site.created_at), updated_at: isoToCh(updated.updated_at),
+    });
+    for (const fn of siteListeners) fn(updated);
+    return updated;
+  }
+
+  async createKey(input: {
+    org_id: string; user_id: string; name?: string; scopes?: readonly Scope[]; site_ids?: string[]; expires_at?: string | null;
+  }): Promise<{ row: KeyRow; token: string }> {
+    const token = generateToken();
+    const siteIds = [...new Set(input.site_ids ?? [])];
+    const row: KeyRow = {
+      id: newId(), org_id: input.org_id, user_id: input.user_id, name: input.name ?? '', token_hash: hashToken(token),
+      token_hint: token.slice(0, 8), scopes: expandScopes(input.scopes?.length ? input.scopes : ['analytics:read']),
+      all_sites: siteIds.length ? 0 : 1, site_ids: siteIds, expires_at: input.expires_at ? isoToCh(input.expires_at) : null,
+      revoked_at: null, created_at: nowCh(),
+    };
+    await this.keys.put(row);
+    return { row, token };
+  }
+
+  getKey(id: string) {
+    return this.keys.one('id = {id:UUID}', { id });
+  }
+
+  async revokeKey(row: KeyRow): Promise<void> {
+    if (!row.revoked_at) await this.keys.put({ ...row, revoked_at: nowCh() });
+  }
+
+  /** Removing a member revokes their keys; notes they wrote stay, with the author shown as null. */
+  async removeUser(orgId: string, userId: string): Promise<boolean> {
+    const m = await this.membership(orgId, userId);
+    if (!m) return false;
+    for (const k of await this.keys.select('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId })) {
+      await this.revokeKey(k);
+    }
+    await this.memberships.remove(m);
+    return true;
+  }
+}

@@ -1,0 +1,75 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import { queueUnavailable } from '../core/errors';
+import { logger } from '../core/logger';
+import type { RedisHandle } from '../infra/redis';
+import { JOBS } from './registry';
+import type { JobDefinition, WorkerContext } from './types';
+
+export interface Queues {
+  /** False while Redis is unreachable; callers answer 503 queue_unavailable. */
+  available(): boolean;
+  /** Enqueue; a stable jobId makes a repeat of the same request a no-op. Throws 503 when Redis is down. */
+  enqueue<P>(queue: string, payload: P, jobId?: string): Promise<void>;
+  /** Run a job kind's handler directly (tests and the reconciler). */
+  definition(queue: string): JobDefinition | undefined;
+  close(): Promise<void>;
+}
+
+export function startQueues(
+  redis: RedisHandle,
+  ctx: WorkerContext,
+  opts: { runWorkers: boolean; jobs?: JobDefinition[] },
+): Queues {
+  const jobs = opts.jobs ?? JOBS;
+  const queues = new Map<string, Queue>();
+  const workers: Worker[] = [];
+  const connection = redis.duplicateForQueue();
+  connection.on('error', () => undefined); // reported once by the main handle
+  const prefix = `${redis.prefix}:bull`;
+
+  for (const def of jobs) {
+    queues.set(def.queue, new Queue(def.queue, { connection, prefix, defaultJobOptions: def.defaultJobOptions }));
+  }
+
+  let started = false;
+  redis.onUp(() => {
+    if (started || !opts.runWorkers) return;
+    started = true;
+    for (const def of jobs) {
+      const worker = new Worker(def.queue, (job: Job) => def.handler(job.data, ctx), {
+        connection: redis.duplicateForQueue(),
+        prefix,
+        concurrency: def.concurrency ?? 1,
+      });
+      worker.on('failed', (job, err) => logger.warn({ queue: def.queue, jobId: job?.id, err: err.message }, 'job failed'));
+      worker.on('error', () => undefined);
+      workers.push(worker);
+      if (def.repeatEveryMs) {
+        void queues
+          .get(def.queue)!
+          .upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs }, { name: def.queue, data: {} })
+          .catch((err: Error) => logger.warn({ err: err.message }, 'could not schedule repeatable job'));
+      }
+    }
+  });
+
+  return {
+    available: () => redis.isUp(),
+    async enqueue(queue, payload, jobId) {
+      const q = queues.get(queue);
+      if (!q) throw new Error(`unknown queue ${queue}`);
+      if (!redis.isUp()) throw queueUnavailable();
+      try {
+        await q.add(queue, payload, jobId ? { jobId } : undefined);
+      } catch {
+        throw queueUnavailable();
+      }
+    },
+    definition: (queue) => jobs.find((j) => j.queue === queue),
+    async close() {
+      await Promise.allSettled(workers.map((w) => w.close()));
+      await Promise.allSettled([...queues.values()].map((q) => q.close()));
+      connection.disconnect();
+    },
+  };
+}

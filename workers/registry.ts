@@ -1,0 +1,7 @@
+import type { JobDefinition } from './types';
+
+/**
+ * Every job kind the workers run. Add a job: write workers/jobs/<name>.ts exporting a JobDefinition and
+ * list it here.
+ */
+export const JOBS: JobDefinition<any>[] = [];
