@@ -4,6 +4,7 @@ import type { AppContext } from './context';
 import type { RouteModule } from './route';
 import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
+import '../cli/admin/events';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
