@@ -5,6 +5,7 @@ import type { RouteModule } from './route';
 import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
 import '../cli/admin/events';
+import '../cli/admin/seed';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
