@@ -6,6 +6,8 @@ import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
 import '../cli/admin/events';
 import '../cli/admin/seed';
+import reportRoutes from './routes/reports';
+import goalRoutes from './routes/goals';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
@@ -14,6 +16,8 @@ import '../cli/admin/seed';
  * RAW_HANDLERS     plain node:http handlers that run before Express (the hot collection endpoint)
  */
 export const API_ROUTES: RouteModule[] = [sitesRoutes, teamRoutes];
+API_ROUTES.push(reportRoutes);
+API_ROUTES.push(goalRoutes);
 
 export type PublicModule = (router: Router, app: AppContext) => void;
 export const PUBLIC_ROUTES: PublicModule[] = [];
