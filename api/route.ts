@@ -67,7 +67,25 @@ function parse<T extends ZodType>(schema: T | undefined, value: unknown, where: 
 
 const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
+/** What the auth matrix (and anything else that must cover every route) needs to know of a route. */
+export interface RouteInfo {
+  method: Method;
+  path: string;
+  scope?: Scope;
+}
+
+// Keyed by "method path": a process may build several apps (tests), each registering the same routes.
+const registered = new Map<string, RouteInfo>();
+
+/** Every API route registered so far, in registration order. */
+export function registeredRoutes(): RouteInfo[] {
+  return [...registered.values()];
+}
+
 function register(spec: RouteSpec<ZodType, ZodType>): void {
+  const id = `${spec.method} ${spec.path}`;
+  if (registered.has(id)) return;
+  registered.set(id, { method: spec.method, path: spec.path, scope: spec.scope });
   const params = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const isWrite = spec.method !== 'get';
   const envelope = z.object({
