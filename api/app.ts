@@ -57,10 +57,11 @@ export function createApp(ctx: AppContext): express.Express {
   api.get('/openapi.json', (_req, res) => void res.json(openApiDocument()));
   api.use(async (req, res, next) => {
     try {
-      const principal = await authenticate(ctx.store, req.headers.authorization);
+      const principal = await authenticate(ctx.store, req.headers.authorization, ctx.repos.authCache);
+      // A successful authentication counts as a use even when the rate limit then refuses it.
+      keyUsage.touch(principal.keyId);
       res.set(await limiter.consume(principal.keyId));
       res.locals.principal = principal;
-      keyUsage.touch(principal.keyId);
       next();
     } catch (err) {
       next(err);

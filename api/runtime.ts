@@ -2,10 +2,13 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { migrate } from '../clickhouse/migrate';
-import { openStore } from '../clickhouse/store';
+import { onMetaWrite } from '../clickhouse/meta';
+import { openStore, type Store } from '../clickhouse/store';
 import type { Config } from '../core/config';
 import { logger } from '../core/logger';
-import { connectRedis } from '../infra/redis';
+import { connectRedis, type RedisHandle } from '../infra/redis';
+import { RedisGeneration } from '../infra/redis-generation';
+import { AUTH_TABLES, AuthCache, LocalGeneration } from '../model/auth-cache';
 import { Repos } from '../model/repos';
 import { startQueues } from '../workers/queues';
 import { startAdminServer } from '../cli/admin/server';
@@ -30,6 +33,7 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
   await migrate(store);
   const repos = new Repos(store);
   const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? 'tally');
+  const stopAuthCache = attachAuthCache(repos, store, redis);
   const runWorkers = config.role !== 'api';
   const queues = startQueues(redis, { store, repos }, { runWorkers });
   const ctx: AppContext = { config, store, repos, redis, queues, onShutdown: [] };
@@ -67,10 +71,23 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
         await closeAdmin();
         for (const fn of ctx.onShutdown) await fn().catch((err: Error) => logger.error({ err }, 'shutdown hook failed'));
         await queues.close();
+        stopAuthCache();
         await redis.close();
         await store.close();
       })()),
   };
+}
+
+/**
+ * Embedded storage means one process, so the cache's generation is local; with a ClickHouse server
+ * several processes write metadata, so it lives in Redis (see model/auth-cache.ts).
+ */
+function attachAuthCache(repos: Repos, store: Store, redis: RedisHandle): () => void {
+  const cache = new AuthCache(store.embedded ? new LocalGeneration() : new RedisGeneration(redis));
+  repos.authCache = cache;
+  return onMetaWrite(async (change) => {
+    if (change.database === store.database && AUTH_TABLES.has(change.table)) await cache.invalidate();
+  });
 }
 
 function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
