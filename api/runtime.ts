@@ -46,7 +46,7 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
   try {
     await migrate(store);
     const repos = new Repos(store);
-    const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? 'tally');
+    const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? config.redisPrefix);
     closers.push(() => redis.close());
     const stopAuthCache = attachAuthCache(repos, store, redis);
     closers.push(async () => stopAuthCache());

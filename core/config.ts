@@ -24,6 +24,8 @@ export interface Config {
     cluster?: string;
   };
   redisUrl: string;
+  /** Key prefix for everything Tally keeps in Redis, so deployments can share one Redis. */
+  redisPrefix: string;
   role: Role;
   rateLimitPerMinute: number;
   geoipDb?: string;
@@ -58,6 +60,12 @@ function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+function redisPrefix(value: string | undefined): string {
+  const prefix = value || 'tally';
+  if (!/^[\w.-]{1,64}$/.test(prefix)) throw new Error(`TALLY_REDIS_PREFIX must be 1-64 letters, digits, _ . or -, got "${prefix}"`);
+  return prefix;
+}
+
 function logLevel(value: string | undefined): string {
   const level = value || 'info';
   if (!LOG_LEVELS.includes(level)) throw new Error(`TALLY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
@@ -89,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cluster: env.CLICKHOUSE_CLUSTER || undefined,
     },
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
+    redisPrefix: redisPrefix(env.TALLY_REDIS_PREFIX),
     role,
     rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600, 1),
     geoipDb: env.TALLY_GEOIP_DB || undefined,

@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       adminSocket: path.join(path.resolve('data'), 'admin.sock'),
       clickhouse: { url: undefined, user: undefined, password: undefined, database: 'tally', cluster: undefined },
       redisUrl: 'redis://127.0.0.1:6379',
+      redisPrefix: 'tally',
       role: 'all',
       rateLimitPerMinute: 600,
       geoipDb: undefined,
@@ -28,13 +29,13 @@ describe('loadConfig', () => {
       TALLY_TLS_CERT: '/c.pem', TALLY_TLS_KEY: '/k.pem', TALLY_TRUST_PROXY: '10.0.0.0/8, loopback,::1',
       TALLY_ADMIN_SOCKET: '/run/tally.sock', CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u',
       CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'analytics', CLICKHOUSE_CLUSTER: 'c1', REDIS_URL: 'redis://r:6379/2',
-      TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_GEOIP_DB: '/geo.mmdb', TALLY_LOG_LEVEL: 'debug',
+      TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_GEOIP_DB: '/geo.mmdb', TALLY_LOG_LEVEL: 'debug',
     });
     expect(c).toEqual({
       dataDir: '/var/lib/tally', host: '127.0.0.1', httpsPort: 443, httpPort: 80, tlsCert: '/c.pem', tlsKey: '/k.pem',
       trustProxy: ['10.0.0.0/8', 'loopback', '::1'], adminSocket: '/run/tally.sock',
       clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'analytics', cluster: 'c1' },
-      redisUrl: 'redis://r:6379/2', role: 'worker', rateLimitPerMinute: 60, geoipDb: '/geo.mmdb', logLevel: 'debug',
+      redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, geoipDb: '/geo.mmdb', logLevel: 'debug',
     });
   });
 
@@ -50,6 +51,7 @@ describe('loadConfig', () => {
     [{ TALLY_TRUST_PROXY: 'proxy.example.com' }, /TALLY_TRUST_PROXY: "proxy.example.com"/],
     [{ TALLY_TRUST_PROXY: '10.0.0.0/33' }, /TALLY_TRUST_PROXY: "10.0.0.0\/33"/],
     [{ TALLY_LOG_LEVEL: 'loud' }, /TALLY_LOG_LEVEL must be one of/],
+    [{ TALLY_REDIS_PREFIX: 'a b' }, /TALLY_REDIS_PREFIX must be/],
   ])('%j is refused with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
