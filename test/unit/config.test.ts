@@ -60,3 +60,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ TALLY_ROLE: 'api', CLICKHOUSE_URL: 'http://ch:8123' }).role).toBe('api');
   });
 });
+
+test('the README table lists every variable core/config.ts reads, and no other', () => {
+  const fs = require('node:fs') as typeof import('node:fs');
+  const root = path.join(__dirname, '..', '..');
+  const source = fs.readFileSync(path.join(root, 'core/config.ts'), 'utf8');
+  const read = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]));
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const listed = new Set([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]));
+  expect([...listed].sort()).toEqual([...read].sort());
+});
