@@ -4,6 +4,7 @@ import type { AppContext } from './context';
 import type { RouteModule } from './route';
 import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
+import notesRoutes from './routes/notes';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
@@ -12,6 +13,7 @@ import teamRoutes from './routes/team';
  * RAW_HANDLERS     plain node:http handlers that run before Express (the hot collection endpoint)
  */
 export const API_ROUTES: RouteModule[] = [sitesRoutes, teamRoutes];
+API_ROUTES.push(notesRoutes);
 
 export type PublicModule = (router: Router, app: AppContext) => void;
 export const PUBLIC_ROUTES: PublicModule[] = [];
