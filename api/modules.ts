@@ -5,6 +5,7 @@ import type { RouteModule } from './route';
 import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
 import notesRoutes from './routes/notes';
+import funnelsRoutes from './routes/funnels';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
@@ -14,6 +15,7 @@ import notesRoutes from './routes/notes';
  */
 export const API_ROUTES: RouteModule[] = [sitesRoutes, teamRoutes];
 API_ROUTES.push(notesRoutes);
+API_ROUTES.push(funnelsRoutes);
 
 export type PublicModule = (router: Router, app: AppContext) => void;
 export const PUBLIC_ROUTES: PublicModule[] = [];
