@@ -6,6 +6,7 @@ import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
 import notesRoutes from './routes/notes';
 import funnelsRoutes from './routes/funnels';
+import alertsRoutes from './routes/alerts';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
@@ -16,6 +17,7 @@ import funnelsRoutes from './routes/funnels';
 export const API_ROUTES: RouteModule[] = [sitesRoutes, teamRoutes];
 API_ROUTES.push(notesRoutes);
 API_ROUTES.push(funnelsRoutes);
+API_ROUTES.push(alertsRoutes);
 
 export type PublicModule = (router: Router, app: AppContext) => void;
 export const PUBLIC_ROUTES: PublicModule[] = [];
