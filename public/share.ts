@@ -8,6 +8,7 @@ import { ShareRepo, isLive, panelsOf, type ShareRow } from '../model/share';
 import { viewCounter } from '../model/share-views';
 import { resolveWindow, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
+import { runReport } from './reports';
 import { boardData } from './share-data';
 
 /**
@@ -36,7 +37,9 @@ function defaultPeriod(maxRangeDays: number): Period {
 
 /** A viewer may look back at most max_range_days from now; the window is refused, never narrowed. */
 export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
-  const parsed = windowQuery.safeParse(query);
+  // Boards are drawn in the site's own timezone unless the viewer asks for another.
+  const q = query as Record<string, unknown>;
+  const parsed = windowQuery.safeParse(q.tz === undefined ? { ...q, tz: board.site.timezone } : q);
   if (!parsed.success) throw formatZodError(parsed.error, 'query');
   const max = board.row.max_range_days;
   const w = resolveWindow(parsed.data, defaultPeriod(max), board.retentionDays, nowMs() - max * DAY);
@@ -65,7 +68,7 @@ export default function sharePublic(router: Router, app: AppContext): void {
       const board = await liveBoard(app, String(req.params.slug));
       if (!board) throw notFound('board');
       const window = boardWindow(board, req.query);
-      sendJson(res, 200, { data: await boardData(app, board, panelsOf(board.row), window) });
+      sendJson(res, 200, { data: await boardData(app, board, panelsOf(board.row), window, runReport) });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       sendJson(res, err.status, err.toBody());

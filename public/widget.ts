@@ -5,6 +5,7 @@ import { AppError, notFound } from '../core/errors';
 import { viewCounter } from '../model/share-views';
 import { WidgetRepo, type WidgetRow } from '../model/widget';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
+import { runReport } from './reports';
 import { widgetData } from './widget-data';
 
 /**
@@ -32,7 +33,7 @@ async function sendFeed(app: AppContext, slug: string, res: Response): Promise<v
   try {
     const widget = await liveWidget(app, slug);
     if (!widget) throw notFound('widget');
-    sendJson(res, 200, { data: await widgetData(app, widget) });
+    sendJson(res, 200, { data: await widgetData(app, widget, runReport) });
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     sendJson(res, err.status, err.toBody());

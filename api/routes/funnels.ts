@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { Site } from '../../core/domain';
 import { notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
-import { FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema } from '../../model/funnels';
-import { rangeMeta, refineWindow, resolveWindow, windowShape } from '../../model/notes-window';
+import { FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
+import { rangeMeta, refineWindow, resolveWindow, windowShape, type ResolvedWindow } from '../../model/notes-window';
 import { earliestEventMs, loadPageGoals, runFunnelReport } from '../../query/funnel-report';
 import type { AppContext } from '../context';
 import { paged, pagingQuery } from '../paging';
@@ -85,22 +85,20 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
     scope: 'funnels:read', query: ReportQuery, response: ReportOut,
     async handler({ app, principal, site, params, query }) {
       const funnel = funnelOut(await findFunnel(app, site, params.funnelId));
-      const data = await funnelReport(app, site, funnel, query, principal.retentionDays);
-      return { data: data.report, meta: { range: rangeMeta(data.window) } };
+      const earliest = query.period === 'all' ? await earliestEventMs(app.store, site.id) : undefined;
+      const window = resolveWindow(query, 'last30d', principal.retentionDays, earliest);
+      const data = await funnelReportFor(app, site, funnel, window, query.bots === 'included');
+      return { data, meta: { range: rangeMeta(window) } };
     },
   });
 }
 
-/** Shared with the share board's funnel panel. */
-export async function funnelReport(
-  app: AppContext, site: Site, funnel: ReturnType<typeof funnelOut>, query: z.infer<typeof ReportQuery>, retentionDays: number,
-) {
-  const earliest = query.period === 'all' ? await earliestEventMs(app.store, site.id) : undefined;
-  const window = resolveWindow(query, 'last30d', retentionDays, earliest);
+/** The report over a resolved window; the share board's funnel panel uses it too. */
+export async function funnelReportFor(app: AppContext, site: Site, funnel: Funnel, window: ResolvedWindow, includeBots: boolean) {
   const results = await runFunnelReport(app.store, {
     siteId: site.id, steps: funnel.steps, windowSeconds: funnel.window_seconds, fromMs: window.fromMs, toMs: window.toMs,
-    includeBots: query.bots === 'included', pageGoals: await loadPageGoals(app.store, site.id),
+    includeBots, pageGoals: await loadPageGoals(app.store, site.id),
   });
   const steps = funnel.steps.map((s, i) => ({ ...s, ...results[i] }));
-  return { window, report: { funnel_id: funnel.id, name: funnel.name, window_seconds: funnel.window_seconds, steps } };
+  return { funnel_id: funnel.id, name: funnel.name, window_seconds: funnel.window_seconds, steps };
 }
