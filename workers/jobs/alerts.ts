@@ -3,7 +3,9 @@ import { nowMs } from '../../core/clock';
 import type { Site } from '../../core/domain';
 import { logger } from '../../core/logger';
 import { AlertsRepo, type AlertRow, type AlertState, type FiringRow } from '../../model/alerts';
-import { conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
+import { TRIGGERS, conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
+import type { Store } from '../../clickhouse/store';
+import { runReport } from '../../public/reports';
 import type { JobDefinition, WorkerContext } from '../types';
 
 /**
@@ -12,7 +14,20 @@ import type { JobDefinition, WorkerContext } from '../types';
  * checked, and the alert fires only on the edge into the condition: once per crossing, not again
  * while it holds, re-armed when it stops holding.
  */
-export type FigureSource = (site: Site, retentionDays: number, alert: AlertRow, fromMs: number, toMs: number) => Promise<number>;
+export type FigureSource = (store: Store, site: Site, retentionDays: number, alert: AlertRow, fromMs: number, toMs: number) => Promise<number>;
+
+/** An alert's figure over [from, to), from the query helper's reports (see TRIGGERS for which). */
+export const reportFigure: FigureSource = async (store, site, retentionDays, alert, fromMs, toMs) => {
+  const window = { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() };
+  const figure = TRIGGERS[alert.trigger_type].figure;
+  if (figure === 'goals') {
+    // Breakdown by goal, narrowed to this goal: counts it whether or not it is a nominated goal.
+    const rows = (await runReport(store, site, retentionDays, 'breakdown', { ...window, dimension: 'goal', filter_goal: alert.goal_name ?? '', limit: '10' })).data as { label: string; goals?: number }[];
+    return Number(rows.find((r) => r.label === alert.goal_name)?.goals ?? 0);
+  }
+  const overview = (await runReport(store, site, retentionDays, 'overview', window)).data as Record<string, number>;
+  return Number(overview[figure] ?? 0);
+};
 
 export interface Evaluation {
   alert_id: string;
@@ -26,7 +41,7 @@ const MINUTE = 60_000;
 // One evaluation at a time per process: the scheduled job and a direct call never interleave.
 let queue: Promise<unknown> = Promise.resolve();
 
-export function evaluateAlerts(ctx: WorkerContext, measure: FigureSource): Promise<Evaluation[]> {
+export function evaluateAlerts(ctx: WorkerContext, measure: FigureSource = reportFigure): Promise<Evaluation[]> {
   const run = queue.then(() => evaluateAll(ctx, measure));
   queue = run.catch(() => undefined);
   return run;
@@ -47,7 +62,7 @@ async function evaluateAll(ctx: WorkerContext, measure: FigureSource): Promise<E
     try {
       const owner = await siteOf(ctx, sites, alert.site_id);
       if (!owner) continue;
-      const m = await measureAlert(alert, owner, at, measure);
+      const m = await measureAlert(ctx.store, alert, owner, at, measure);
       const state = states.get(alert.id);
       const holds = conditionHolds(alert, m);
       const edge = nextEdge(!!state?.firing, holds);
@@ -79,20 +94,18 @@ async function siteOf(ctx: WorkerContext, cache: Map<string, { site: Site; reten
   return cache.get(siteId) ?? null;
 }
 
-async function measureAlert(alert: AlertRow, owner: { site: Site; retentionDays: number }, at: number, measure: FigureSource): Promise<Measurement> {
+async function measureAlert(store: Store, alert: AlertRow, owner: { site: Site; retentionDays: number }, at: number, measure: FigureSource): Promise<Measurement> {
   const w = alert.window_minutes * MINUTE;
-  const current = await measure(owner.site, owner.retentionDays, alert, at - w, at);
+  const current = await measure(store, owner.site, owner.retentionDays, alert, at - w, at);
   if (alert.threshold_mode !== 'percent_change') return { current };
-  return { current, previous: await measure(owner.site, owner.retentionDays, alert, at - 2 * w, at - w) };
+  return { current, previous: await measure(store, owner.site, owner.retentionDays, alert, at - 2 * w, at - w) };
 }
 
-export function alertsJob(measure: FigureSource): JobDefinition<Record<string, never>> {
-  return {
-    queue: 'alerts',
-    // A missed minute is not retried: the next run measures the current window anyway.
-    defaultJobOptions: { attempts: 1, removeOnComplete: 100, removeOnFail: 100 },
-    concurrency: 1,
-    repeatEveryMs: MINUTE,
-    handler: (_payload, ctx) => evaluateAlerts(ctx, measure),
-  };
-}
+export const alertsJob: JobDefinition<Record<string, never>> = {
+  queue: 'alerts',
+  // A missed minute is not retried: the next run measures the current window anyway.
+  defaultJobOptions: { attempts: 1, removeOnComplete: 100, removeOnFail: 100 },
+  concurrency: 1,
+  repeatEveryMs: MINUTE,
+  handler: (_payload, ctx) => evaluateAlerts(ctx),
+};
