@@ -1,5 +1,6 @@
 import { setClock } from '../../core/clock';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
+import { request } from '../support/http';
 
 let svc: TestService;
 let t: Tenant;
@@ -202,4 +203,21 @@ test('author_id is the key creator, and null once that user leaves the team; the
   expect(note).toMatchObject({ body: 'by member', author_id: null });
   // The leaver's key is revoked with them.
   expect((await list('', key.token, s.siteId)).status).toBe(401);
+});
+
+test('the OpenAPI document lists the resource routes (notes, funnels, alerts, share, widget) with their scopes', async () => {
+  const res = await request('GET', `${svc.base}/api/v1/openapi.json`);
+  expect(res.status).toBe(200);
+  const paths = res.body.paths as Record<string, Record<string, { summary: string }>>;
+  for (const [p, method, scope] of [
+    ['/sites/{siteId}/notes', 'get', 'notes:read'],
+    ['/sites/{siteId}/notes', 'post', 'notes:write'],
+    ['/sites/{siteId}/notes/{noteId}', 'delete', 'notes:write'],
+    ['/sites/{siteId}/funnels/{funnelId}/report', 'get', 'funnels:read'],
+    ['/sites/{siteId}/alerts/{alertId}/firings', 'get', 'alerts:read'],
+    ['/sites/{siteId}/share', 'put', 'settings:write'],
+    ['/sites/{siteId}/widget', 'get', 'settings:read'],
+  ]) {
+    expect(paths[p]?.[method]?.summary).toContain(scope);
+  }
 });
