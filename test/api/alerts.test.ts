@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 
 let svc: TestService;
@@ -98,4 +99,17 @@ test('an alert belongs to its site and survives its creator leaving the team', a
   // Anyone with alerts:write on the site manages it.
   const edit = await svc.api('PATCH', `${path(s)}/${created.id}`, { token: s.token, body: { threshold: 9 } });
   expect(edit.body.data).toMatchObject({ threshold: 9, created_by: member.id });
+});
+
+test('no body gives a 5xx', async () => {
+  const id = (await svc.api('POST', path(), { token: t.token, body: signups })).body.data.id;
+  const any = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
+  const body = fc.oneof(fc.jsonValue(), fc.record({
+    name: any, enabled: any, trigger_type: fc.oneof(fc.constantFrom('goal', 'revenue', 'traffic_drop'), any), goal_name: any,
+    threshold_mode: fc.oneof(fc.constantFrom('absolute', 'percent_change'), any), threshold: any, window_minutes: any, subject: any, body: any,
+  }, { requiredKeys: [] }));
+  await fc.assert(fc.asyncProperty(body, async (b) => {
+    expect((await svc.api('POST', path(), { token: t.token, body: b })).status).toBeLessThan(500);
+    expect((await svc.api('PATCH', `${path()}/${id}`, { token: t.token, body: b })).status).toBeLessThan(500);
+  }), { numRuns: 30 });
 });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 
 let svc: TestService;
@@ -93,4 +94,16 @@ test('a funnel is reached only through its own site', async () => {
   expect((await svc.api('GET', `/sites/${two.siteIds[1]}/funnels/${created.body.data.id}`, { token: two.token })).status).toBe(404);
   const stranger = await svc.tenant({ scopes: ['funnels:write'] });
   expect((await svc.api('GET', `/sites/${two.siteIds[0]}/funnels/${created.body.data.id}`, { token: stranger.token })).status).toBe(403);
+});
+
+test('no body or report query gives a 5xx', async () => {
+  const id = (await svc.api('POST', base(), { token: t.token, body: signup })).body.data.id;
+  const step = fc.record({ kind: fc.oneof(fc.constantFrom('view', 'goal', 'payment'), fc.string()), match: fc.oneof(fc.constantFrom('equals', 'glob'), fc.string(), fc.constant(null)), value: fc.oneof(fc.string(), fc.integer(), fc.constant(null)) }, { requiredKeys: [] });
+  const body = fc.oneof(fc.jsonValue(), fc.record({ name: fc.oneof(fc.string(), fc.integer()), steps: fc.oneof(fc.array(step, { maxLength: 12 }), fc.string()), window_seconds: fc.oneof(fc.constantFrom(3600, 86400), fc.integer(), fc.string()) }, { requiredKeys: [] }));
+  const query = fc.dictionary(fc.constantFrom('period', 'from', 'to', 'tz', 'bots'), fc.oneof(fc.string(), fc.constantFrom('all', 'today', '2026-01-01T00:00:00Z')), { maxKeys: 4 });
+  await fc.assert(fc.asyncProperty(body, query, async (b, q) => {
+    expect((await svc.api('POST', base(), { token: t.token, body: b })).status).toBeLessThan(500);
+    expect((await svc.api('PATCH', `${base()}/${id}`, { token: t.token, body: b })).status).toBeLessThan(500);
+    expect((await svc.api('GET', `${base()}/${id}/report?${new URLSearchParams(q)}`, { token: t.token })).status).toBeLessThan(500);
+  }), { numRuns: 30 });
 });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { setClock } from '../../core/clock';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
@@ -220,4 +221,27 @@ test('the OpenAPI document lists the resource routes (notes, funnels, alerts, sh
   ]) {
     expect(paths[p]?.[method]?.summary).toContain(scope);
   }
+});
+
+describe('no input gives a 5xx', () => {
+  const field = fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.boolean(), fc.constantFrom('2026-03-10T12:00:00Z', 'date', 'minute', ''));
+  const bodies = fc.oneof(
+    fc.jsonValue(),
+    fc.record({ body: field, occurred_at: field, granularity: field }, { requiredKeys: [] }),
+  );
+  const queries = fc.dictionary(fc.constantFrom('period', 'from', 'to', 'tz', 'bots', 'limit', 'offset', 'x'), fc.string(), { maxKeys: 4 });
+
+  test('POST and PATCH bodies', async () => {
+    const id = (await post({ body: 'x', occurred_at: '2026-03-10T12:00:00Z' })).body.data.id;
+    await fc.assert(fc.asyncProperty(bodies, async (body) => {
+      expect((await post(body)).status).toBeLessThan(500);
+      expect((await svc.api('PATCH', `/sites/${t.siteId}/notes/${id}`, { token: t.token, body })).status).toBeLessThan(500);
+    }), { numRuns: 40 });
+  });
+
+  test('list query strings', async () => {
+    await fc.assert(fc.asyncProperty(queries, async (q) => {
+      expect((await list('?' + new URLSearchParams(q).toString())).status).toBeLessThan(500);
+    }), { numRuns: 60 });
+  });
 });

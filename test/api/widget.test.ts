@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { isoToCh } from '../../clickhouse/meta';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
@@ -101,4 +102,15 @@ test('settings:read reads, settings:write writes, others are refused; a key neve
   expect((await get(s, analyst.token)).status).toBe(403);
   expect((await card(s.token)).status).toBe(404);
   expect((await svc.api('GET', `/sites/${s.siteId}/widget`, { token: (await get(s)).body.data.slug })).status).toBe(401);
+});
+
+test('no body gives a 5xx', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const any = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null));
+  const body = fc.oneof(fc.jsonValue(), fc.record({ type: any, metric: any, enabled: any, chart_style: any, publish_revenue: any }, { requiredKeys: [] }));
+  await fc.assert(fc.asyncProperty(body, fc.string(), async (b, junk) => {
+    expect((await put(s, b)).status).toBeLessThan(500);
+    expect((await card(encodeURIComponent(junk))).status).toBeLessThan(500);
+    expect((await feed(encodeURIComponent(junk))).status).toBeLessThan(500);
+  }), { numRuns: 30 });
 });
