@@ -8,6 +8,7 @@ import { ShareRepo, isLive, panelsOf, type ShareRow } from '../model/share';
 import { viewCounter } from '../model/share-views';
 import { resolveWindow, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
+import { FeedCache } from './cache';
 import { runReport } from './reports';
 import { boardData } from './share-data';
 
@@ -54,6 +55,7 @@ const wrap = (fn: (req: Request, res: Response) => Promise<void>) => (req: Reque
 
 export default function sharePublic(router: Router, app: AppContext): void {
   const views = viewCounter(app.store);
+  const cache = new FeedCache(15_000);
   app.onShutdown.push(() => views.close());
 
   router.get('/share/:slug', wrap(async (req, res) => {
@@ -68,7 +70,9 @@ export default function sharePublic(router: Router, app: AppContext): void {
       const board = await liveBoard(app, String(req.params.slug));
       if (!board) throw notFound('board');
       const window = boardWindow(board, req.query);
-      sendJson(res, 200, { data: await boardData(app, board, panelsOf(board.row), window, runReport) });
+      const key = [board.row.slug, board.row.updated_at, window.fromMs, window.toMs, window.tz].join('|');
+      const data = await cache.get(key, () => boardData(app, board, panelsOf(board.row), window, runReport));
+      sendJson(res, 200, { data });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       sendJson(res, err.status, err.toBody());

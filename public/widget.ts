@@ -5,6 +5,8 @@ import { AppError, notFound } from '../core/errors';
 import { viewCounter } from '../model/share-views';
 import { WidgetRepo, type WidgetRow } from '../model/widget';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
+import { nowMs } from '../core/clock';
+import { FeedCache } from './cache';
 import { runReport } from './reports';
 import { widgetData } from './widget-data';
 
@@ -29,11 +31,13 @@ async function liveWidget(app: AppContext, slug: string): Promise<LiveWidget | u
 const wrap = (fn: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) =>
   fn(req, res).catch((err: unknown) => next(err));
 
-async function sendFeed(app: AppContext, slug: string, res: Response): Promise<void> {
+async function sendFeed(app: AppContext, cache: FeedCache, slug: string, res: Response): Promise<void> {
   try {
     const widget = await liveWidget(app, slug);
     if (!widget) throw notFound('widget');
-    sendJson(res, 200, { data: await widgetData(app, widget, runReport) });
+    // Keyed by the clock's minute too: the card's windows move with time.
+    const key = [widget.row.slug, widget.row.updated_at, Math.floor(nowMs() / 60_000)].join('|');
+    sendJson(res, 200, { data: await cache.get(key, () => widgetData(app, widget, runReport)) });
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     sendJson(res, err.status, err.toBody());
@@ -42,10 +46,11 @@ async function sendFeed(app: AppContext, slug: string, res: Response): Promise<v
 
 export default function widgetPublic(router: Router, app: AppContext): void {
   const views = viewCounter(app.store);
+  const cache = new FeedCache(10_000);
 
   router.get('/widget/:file', wrap(async (req, res) => {
     const file = String(req.params.file);
-    if (file.endsWith('.json')) return sendFeed(app, file.slice(0, -5), res);
+    if (file.endsWith('.json')) return sendFeed(app, cache, file.slice(0, -5), res);
     const widget = await liveWidget(app, file);
     if (!widget) return sendNotFoundPage(res, 'widget');
     views.count('widget', widget.row.slug);
