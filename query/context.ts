@@ -2,7 +2,8 @@ import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
 import type { Site } from '../core/domain';
 import { isValidTimeZone } from '../core/time';
-import { GoalsRepo } from '../model/goals';
+import { onMetaWrite } from '../clickhouse/meta';
+import { GoalsRepo, type Goal } from '../model/goals';
 import type { ReportQuery } from './ast';
 import type { GoalRule, PlanContext } from './planner';
 import type { ZoneCheck } from './params';
@@ -50,10 +51,34 @@ async function earliestEvent(store: Store, siteId: string): Promise<number | nul
 
 const GOAL_REPORTS = new Set(['overview', 'timeseries', 'breakdown']);
 
+/**
+ * Goal rules per site, cached only in embedded mode: there one process makes every write, and every
+ * goal write goes through MetaTable, which awaits onMetaWrite listeners before it returns, so the
+ * cache is empty before a POST /goals answers. With a ClickHouse server other processes write too,
+ * so rules are read fresh on every report (a FINAL query costs little there).
+ */
+const goalCache = new Map<string, Promise<Goal[]>>();
+onMetaWrite((change) => {
+  if (change.table === 'goals') goalCache.clear();
+});
+
+function siteGoals(store: Store, siteId: string): Promise<Goal[]> {
+  if (!store.embedded) return new GoalsRepo(store).list(siteId);
+  const key = `${store.database}\u0000${siteId}`;
+  let hit = goalCache.get(key);
+  if (!hit) {
+    hit = new GoalsRepo(store).list(siteId);
+    hit.catch(() => goalCache.delete(key));
+    if (goalCache.size >= 10_000) goalCache.clear();
+    goalCache.set(key, hit);
+  }
+  return hit;
+}
+
 export async function planContext(store: Store, site: Site, retentionDays: number, q: ReportQuery): Promise<PlanContext> {
   const needsEarliest = q.window.kind === 'period' && q.window.period === 'all';
   const [goals, earliest] = await Promise.all([
-    GOAL_REPORTS.has(q.report) ? new GoalsRepo(store).list(site.id) : Promise.resolve([]),
+    GOAL_REPORTS.has(q.report) ? siteGoals(store, site.id) : Promise.resolve([]),
     needsEarliest ? earliestEvent(store, site.id) : Promise.resolve(null),
   ]);
   const rules: GoalRule[] = goals.map((g) => ({

@@ -28,6 +28,14 @@ const RUNNERS = {
   realtime_countries: runRealtimeCountries,
 } satisfies Record<ReportName, ReportRunner>;
 
+/** Parse and plan without running: benchmarks time the runner alone on the planned query. */
+export async function planReport(store: Store, site: Site, retentionDays: number, report: ReportName, params: Record<string, string | undefined>) {
+  const parsed = parseReport(report, params, site, await zoneCheck(store));
+  return plan(parsed, await planContext(store, site, retentionDays, parsed));
+}
+
+export { RUNNERS };
+
 export async function runReport(
   store: Store,
   site: Site,
@@ -35,8 +43,6 @@ export async function runReport(
   report: ReportName,
   params: Record<string, string | undefined>,
 ): Promise<{ data: unknown; meta: Record<string, unknown> }> {
-  const parsed = parseReport(report, params, site, await zoneCheck(store));
-  const ctx = await planContext(store, site, retentionDays, parsed);
-  const planned = plan(parsed, ctx);
+  const planned = await planReport(store, site, retentionDays, report, params);
   return RUNNERS[report](planned, executor(store));
 }

@@ -66,17 +66,3 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.visitor_first_mv {on_cluster} TO {db
 SELECT site_id, visitor_id, min(ts) AS first_ts
 FROM {db}.{local:events}
 GROUP BY site_id, visitor_id;
-
--- Events stored before this migration (single node; on a cluster each shard backfills its own).
-INSERT INTO {db}.{local:session_slices}
-SELECT
-    site_id, toDateTime(toStartOfFifteenMinutes(ts), 'UTC') AS slice, session_id, is_bot, bot_kind,
-    any(visitor_id), any(session_start), toUInt64(countIf(name = 'pageview')), toUInt64(count()),
-    any(entry_path), any(referrer), any(toString(channel)), any(utm_source), any(utm_medium), any(utm_campaign),
-    any(utm_term), any(gad_campaign_id), any(toString(country)), any(toString(region)), any(toString(city)),
-    any(toString(browser)), any(toString(os)), any(toString(device))
-FROM {db}.{local:events}
-GROUP BY site_id, slice, session_id, is_bot, bot_kind;
-
-INSERT INTO {db}.{local:visitor_first}
-SELECT site_id, visitor_id, min(ts) FROM {db}.{local:events} GROUP BY site_id, visitor_id;

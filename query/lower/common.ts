@@ -15,8 +15,8 @@ import { globToRegex } from '../../core/glob';
 export const TABLES = {
   events: 'events',
   slices: 'session_slices',
-  sessions: 'sessions',
-  firstSeen: 'visitor_first',
+  sessions: 'session_totals',
+  firstSeen: 'first_seen',
   payments: 'payments',
 } as const;
 

@@ -1,8 +1,7 @@
 import type { ReportQuery } from '../ast';
 import type { MetricKey } from '../registry/metrics';
-import { as, col, eq, fn, join, select, subquery, type SelectNode } from '../sql/ast';
-import { baseWhere, relationOf, timeOf } from './common';
-import { FINAL_SETTINGS, sessionColumns, wholeSessions } from './parts';
+import { as, col, select, subquery, type SelectNode } from '../sql/ast';
+import { FINAL_SETTINGS, sessionColumns, sessionsInWindow } from './parts';
 import { bucketLabel } from './timeseries';
 
 /**
@@ -12,17 +11,9 @@ import { bucketLabel } from './timeseries';
 export const ENGAGEMENT_FIELDS = ['sessions', 'bounce_rate', 'median_session_seconds'] as const satisfies readonly MetricKey[];
 
 export function lowerEngagement(q: ReportQuery): SelectNode {
-  const source = q.source!;
-  const firstInWindow = select({
-    columns: [col('session_id'), as(bucketLabel(q, fn('min', timeOf(source))), 'label')],
-    from: relationOf(source),
-    where: baseWhere(q),
-    groupBy: [col('session_id')],
-  });
   return select({
-    columns: [col('label'), ...sessionColumns(ENGAGEMENT_FIELDS)],
-    from: subquery(firstInWindow, 'w'),
-    joins: [join('INNER', subquery(wholeSessions(q, { restrict: false }), 's'), eq(col('session_id', 'w'), col('session_id', 's')))],
+    columns: [as(bucketLabel(q, col('first_in')), 'label'), ...sessionColumns(ENGAGEMENT_FIELDS)],
+    from: subquery(sessionsInWindow(q)),
     groupBy: [col('label')],
     settings: FINAL_SETTINGS,
   });

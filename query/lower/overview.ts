@@ -2,7 +2,7 @@ import type { ReportQuery } from '../ast';
 import type { MetricKey } from '../registry/metrics';
 import { and, select, type SelectNode } from '../sql/ast';
 import { baseWhere, goalCondition, goalLeavesCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
-import { attributedPayments, newVisitorTotal, paymentTotals, sessionTotals } from './parts';
+import { attributedPayments, newVisitorTotal, paymentTotals, sessionFigures } from './parts';
 
 /**
  * Overview: one row of figures. Event figures are read with goal filters moved from WHERE into the
@@ -13,7 +13,9 @@ export const OVERVIEW_FIELDS = [
   'conversion_rate', 'avg_session_seconds', 'revenue_cents', 'goal_value_cents', 'revenue_per_visitor_cents',
 ] as const satisfies readonly MetricKey[];
 
-const EVENT_PART: MetricKey[] = ['visitors', 'sessions', 'views', 'goals', 'goal_value_cents', 'converted', 'all_visitors'];
+const EVENT_PART: MetricKey[] = ['visitors', 'views', 'goals', 'goal_value_cents', 'converted', 'all_visitors'];
+/** Counted over whole sessions with an event in the window (one row each). */
+const SESSION_PART: MetricKey[] = ['sessions', 'bounce_rate', 'avg_session_seconds'];
 
 export interface OverviewStatements {
   events: SelectNode;
@@ -47,7 +49,7 @@ export function lowerOverview(q: ReportQuery): OverviewStatements {
   return {
     events,
     goals,
-    sessions: sessionTotals(q, ['bounce_rate', 'avg_session_seconds']),
+    sessions: sessionFigures(q, SESSION_PART),
     firstSeen: newVisitorTotal(q),
     payments: paymentTotals(q),
     attributed: q.filters ? attributedPayments(q) : undefined,

@@ -1,41 +1,88 @@
 import type { ReportQuery } from '../ast';
 import { METRICS, type MetricKey } from '../registry/metrics';
 import {
-  and, as, bin, col, eq, fn, inSet, join, lit, param, select, str, subquery, table, type Expr, type SelectNode,
+  and, as, bin, col, eq, fn, inSet, join, lit, param, scalar, select, str, subquery, table, union, type Expr, type SelectNode, type UnionNode,
 } from '../sql/ast';
-import { TABLES, baseWhere, dt, relationOf, rowSet, siteParam, type WhereOptions } from './common';
+import { TABLES, baseWhere, dt, filterCondition, human, relationOf, rowSet, siteParam, type WhereOptions } from './common';
 
 /**
  * The parts of a report that do not come from the window's events: whole-session figures (bounce,
  * duration), first-seen visitors (new vs returning) and payments.
  */
 
-/** Merge the partial rows of the sessions table across parts as they are read. */
+/** Merge the partial rows of AggregatingMergeTree tables per partition only (a session never spans two). */
 export const FINAL_SETTINGS = { do_not_merge_across_partitions_select_final: 1 } as const;
 
-const millis = (c: string) => fn('toUnixTimestamp64Milli', col(c));
+const millis = (c: string, t?: string) => fn('toUnixTimestamp64Milli', col(c, t));
+const duration = (t?: string) => as(bin('/', bin('-', millis('last_ts', t), millis('first_ts', t)), lit(1000)), 'duration');
+const sessionTotals = () => table(TABLES.sessions, { final: true });
 
 /**
- * Whole sessions that have a row in the window (matching the filters): their total events and
- * pageviews and their full duration in seconds, whatever part of them lies outside the window.
- * session_start is bounded below by the earliest session start seen in the window, so the
- * sessions table is read by its primary key.
+ * Whole sessions with an event in the window, one row each: total events and pageviews, full
+ * duration in seconds, and `first_in`, the time of their first event inside the window.
+ *
+ * Rollup path (planned source `slices`): sessions started in the window are a primary-key range of
+ * session_totals; sessions started before it that still had events in it ("crossing" sessions, a
+ * handful around `from`) are found on the quarter-hour rollup. No set of every session id is built.
+ * Raw path: the session ids of the matching events, looked up in session_totals.
  */
-export function wholeSessions(q: ReportQuery, o: WhereOptions & { restrict?: boolean } = {}): SelectNode {
-  const source = o.source ?? q.source!;
-  const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf(source), where: baseWhere(q, { ...o, source }) });
-  return select({
-    columns: [
-      col('session_id'), col('events'), col('pageviews'),
-      as(bin('/', bin('-', millis('last_ts'), millis('first_ts')), lit(1000)), 'duration'),
-    ],
-    from: table(TABLES.sessions, { final: true }),
+export function sessionsInWindow(q: ReportQuery): SelectNode | UnionNode {
+  return q.source === 'slices' ? sessionsByRange(q) : sessionsBySet(q);
+}
+
+function sessionsByRange(q: ReportQuery): UnionNode {
+  const r = q.range!;
+  const started = select({
+    columns: [col('session_id'), col('events'), col('pageviews'), duration(), as(col('session_start'), 'first_in')],
+    from: sessionTotals(),
     where: and(
       eq(col('site_id'), siteParam(q)),
-      bin('>=', col('session_start'), { kind: 'scalar', select: earliest }),
-      bin('<', col('session_start'), dt(q.range!.to)),
-      o.restrict === false ? undefined : inSet(col('session_id'), rowSet(q, 'session_id', o)),
+      bin('>=', col('session_start'), dt(r.from)),
+      bin('<', col('session_start'), dt(r.to)),
+      q.humanOnly ? human() : undefined,
+      q.filters ? filterCondition(q.filters) : undefined,
     ),
+  });
+  const crossingWhere = and(baseWhere(q, { source: 'slices' }), bin('<', col('session_start'), dt(r.from)));
+  const crossingSlices = select({
+    columns: [col('session_id'), as(fn('min', col('slice')), 'first_in')],
+    from: relationOf('slices'),
+    where: crossingWhere,
+    groupBy: [col('session_id')],
+  });
+  const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf('slices'), where: crossingWhere });
+  const crossingTotals = select({
+    columns: [col('session_id'), col('events'), col('pageviews'), col('first_ts'), col('last_ts')],
+    from: sessionTotals(),
+    where: and(eq(col('site_id'), siteParam(q)), bin('>=', col('session_start'), scalar(earliest)), bin('<', col('session_start'), dt(r.from))),
+  });
+  const crossing = select({
+    columns: [col('session_id', 'c'), col('events', 't'), col('pageviews', 't'), duration('t'), col('first_in', 'c')],
+    from: subquery(crossingSlices, 'c'),
+    joins: [join('INNER', subquery(crossingTotals, 't'), eq(col('session_id', 'c'), col('session_id', 't')))],
+  });
+  return union(started, crossing);
+}
+
+function sessionsBySet(q: ReportQuery, o: WhereOptions = {}): SelectNode {
+  const source = o.source ?? q.source!;
+  const where = baseWhere(q, { ...o, source });
+  const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf(source), where });
+  const firstIn = select({ columns: [col('session_id'), as(fn('min', col(source === 'slices' ? 'slice' : 'ts')), 'first_in')], from: relationOf(source), where, groupBy: [col('session_id')] });
+  const totals = select({
+    columns: [col('session_id'), col('events'), col('pageviews'), col('first_ts'), col('last_ts')],
+    from: sessionTotals(),
+    where: and(
+      eq(col('site_id'), siteParam(q)),
+      bin('>=', col('session_start'), scalar(earliest)),
+      bin('<', col('session_start'), dt(q.range!.to)),
+      inSet(col('session_id'), rowSet(q, 'session_id', o)),
+    ),
+  });
+  return select({
+    columns: [col('session_id', 'w'), col('events', 't'), col('pageviews', 't'), duration('t'), col('first_in', 'w')],
+    from: subquery(firstIn, 'w'),
+    joins: [join('INNER', subquery(totals, 't'), eq(col('session_id', 'w'), col('session_id', 't')))],
   });
 }
 
@@ -47,23 +94,33 @@ export function sessionColumns(keys: readonly MetricKey[]): Expr[] {
   });
 }
 
-export function sessionTotals(q: ReportQuery, keys: readonly MetricKey[]): SelectNode {
-  return select({ columns: sessionColumns(keys), from: subquery(wholeSessions(q)), settings: FINAL_SETTINGS });
+export function sessionFigures(q: ReportQuery, keys: readonly MetricKey[]): SelectNode {
+  return select({ columns: sessionColumns(keys), from: subquery(sessionsInWindow(q)), settings: FINAL_SETTINGS });
 }
 
-/** Visitors of the window with their first event ever, kept when that first event is in [from, to). */
-export function firstSeen(q: ReportQuery): SelectNode {
-  return select({
-    columns: [col('visitor_id'), as(fn('min', col('first_ts')), 'first_seen')],
-    from: table(TABLES.firstSeen),
-    where: and(eq(col('site_id'), siteParam(q)), inSet(col('visitor_id'), rowSet(q, 'visitor_id'))),
-    groupBy: [col('visitor_id')],
-    having: and(bin('>=', col('first_seen'), dt(q.range!.from)), bin('<', col('first_seen'), dt(q.range!.to))),
-  });
+/**
+ * Visitors whose first event ever lies in the window. first_seen is read FINAL (one merged row per
+ * visitor); for human figures the first human event must be in the window too. With filters the
+ * visitor must also have a matching event in the window (`matching`).
+ */
+export function firstSeenWhere(q: ReportQuery, matching?: Expr): Expr {
+  const r = q.range!;
+  return and(
+    eq(col('site_id'), siteParam(q)),
+    bin('>=', col('first_ts'), dt(r.from)),
+    bin('<', col('first_ts'), dt(r.to)),
+    q.humanOnly ? and(bin('>=', col('first_human_ts'), dt(r.from)), bin('<', col('first_human_ts'), dt(r.to))) : undefined,
+    matching,
+  );
 }
 
 export function newVisitorTotal(q: ReportQuery): SelectNode {
-  return select({ columns: [as(fn('count'), 'new_visitors')], from: subquery(firstSeen(q)) });
+  const matching = q.filters ? inSet(col('visitor_id'), rowSet(q, 'visitor_id')) : undefined;
+  return select({
+    columns: [as(fn('count'), 'new_visitors')],
+    from: table(TABLES.firstSeen, { final: true }),
+    where: firstSeenWhere(q, matching),
+  });
 }
 
 /** Succeeded payments paid in the window, in the site's currency (a payment row is read FINAL). */
@@ -96,17 +153,17 @@ const SESSION_ATTRS = [
   'gad_campaign_id', 'country', 'region', 'city', 'browser', 'os', 'device',
 ];
 
-/**
- * Payments joined to the session they are attributed to: the paying visitor's latest session
- * started before the payment (ASOF JOIN). With filters, only payments whose session had a row in
- * the window matching them count. `group` adds a label column and restricts it to `labels`.
- */
 export interface PaymentGrouping {
   label: Expr;
   extras: Readonly<Record<string, () => Expr>>;
   labels: readonly string[];
 }
 
+/**
+ * Payments joined to the session they are attributed to: the paying visitor's latest session
+ * started before the payment (ASOF JOIN). With filters, only payments whose session had a row in
+ * the window matching them count. `group` adds a label column and restricts it to `labels`.
+ */
 export function attributedPayments(q: ReportQuery, group?: PaymentGrouping): SelectNode {
   const paying = paymentRows(q, ['visitor_id']);
   const sessionsOfPayers = select({

@@ -1,11 +1,11 @@
 import type { ReportQuery, Source } from '../ast';
 import { BUCKETS, LABEL_FORMAT } from '../registry/buckets';
 import type { MetricKey } from '../registry/metrics';
-import { and, as, col, fn, inSet, select, str, subquery, tuple, type Expr, type SelectNode } from '../sql/ast';
+import { and, as, col, fn, inSet, select, str, table, tuple, type Expr, type SelectNode } from '../sql/ast';
 import {
-  baseWhere, goalCondition, goalLeavesCondition, human, metricColumns, metricScope, relationOf, splitBySource, timeOf,
+  TABLES, baseWhere, goalCondition, goalLeavesCondition, human, metricColumns, metricScope, relationOf, splitBySource, timeOf,
 } from './common';
-import { firstSeen } from './parts';
+import { FINAL_SETTINGS, firstSeenWhere } from './parts';
 
 /**
  * Timeseries: figures per bucket, gap-filled afterwards from the planner's labels. The scan keeps
@@ -43,8 +43,7 @@ export interface TimeseriesStatements {
 
 export function lowerTimeseries(q: ReportQuery): TimeseriesStatements {
   const { here, raw } = splitBySource(EVENT_PART, q.source!);
-  const seen = firstSeen(q);
-  const label = bucketLabel(q, col('first_seen'));
+  const label = bucketLabel(q, col('first_ts'));
   // Without filters a visitor's first event is itself a row of its bucket; with filters it must match them.
   const matched = q.filters
     ? inSet(tuple(col('visitor_id'), label), select({
@@ -58,9 +57,10 @@ export function lowerTimeseries(q: ReportQuery): TimeseriesStatements {
     goals: raw.length ? eventPart(q, 'events', raw, goalCondition(q.counted!)) : undefined,
     newVisitors: select({
       columns: [as(label, 'label'), as(fn('count'), 'new_visitors')],
-      from: subquery(seen),
-      where: matched,
+      from: table(TABLES.firstSeen, { final: true }),
+      where: firstSeenWhere(q, matched),
       groupBy: [col('label')],
+      settings: FINAL_SETTINGS,
     }),
   };
 }
