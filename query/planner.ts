@@ -29,7 +29,6 @@ export interface PlanContext {
 export type Pass = (q: ReportQuery, ctx: PlanContext) => ReportQuery;
 
 export const MAX_BUCKETS = 10_000;
-const QUARTER_MS = 15 * 60_000;
 
 /** Period or from/to → UTC [from, to) resolved in tz. */
 export const resolveRange: Pass = (q, ctx) => {
@@ -128,22 +127,19 @@ function leaves(node: FilterNode | null): FilterNode[] {
   return node.kind === 'not' ? leaves(node.item) : [node];
 }
 
-const aligned = (ms: number) => ms % QUARTER_MS === 0;
-
 /**
  * Decide tables: the quarter-hour session rollup answers when every filter is a session attribute
- * (or crawler kind), the report groups by time or by a session attribute, and the window (and the
- * bucket unit) sit on quarter-hour boundaries. Everything else reads raw events.
+ * (or crawler kind), the report groups by time or by a session attribute, and the bucket unit sits on
+ * quarter hours (partial quarters at the window's ends are read from raw events, see relationOf).
+ * Everything else reads raw events.
  */
 export const decideSource: Pass = (q) => {
-  const r = q.range!;
   const filtersOk = leaves(q.filters).every((l) => l.kind === 'cond' && FILTERS[l.filter].rollup);
   const reportOk =
     q.report === 'overview' || q.report === 'timeseries' || q.report === 'heatmap' || q.report === 'engagement' ||
     (q.report === 'breakdown' && DIMENSIONS[q.dimension!].family === 'session');
   const unitOk = !q.unit || BUCKETS[q.unit].quarterAligned;
-  const useSlices = filtersOk && reportOk && unitOk && aligned(r.from) && aligned(r.to);
-  return { ...q, source: useSlices ? 'slices' : 'events' };
+  return { ...q, source: filtersOk && reportOk && unitOk ? 'slices' : 'events' };
 };
 
 export const PASSES: readonly Pass[] = [resolveRange, clampRetention, resolveBuckets, excludeBots, expandGoalRules, decideSource];

@@ -52,7 +52,7 @@ function grouped(q: ReportQuery, def: DimensionDef, source: Source, keys: Metric
   const scope = def.family === 'goal' ? { ...metricScope(q), counted: lit(1) } : metricScope(q);
   return select({
     columns: [as(labelOf(q, def), 'label'), ...extras, ...metricColumns(keys, source, scope)],
-    from: relationOf(source),
+    from: relationOf(q, source),
     where: and(baseWhere(q, { source }), narrowing(q, def), extraWhere),
     groupBy: [col('label'), ...Object.keys(def.extra).map((n) => col(n))],
   });

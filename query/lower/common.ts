@@ -4,7 +4,7 @@ import { FILTERS } from '../registry/filters';
 import { OPERATORS } from '../registry/operators';
 import { METRICS, type MetricKey, type MetricScope } from '../registry/metrics';
 import {
-  and, as, bin, col, eq, fn, inSet, lit, not, or, param, select, str, table, type Expr, type Relation, type SelectNode,
+  and, as, bin, col, eq, fn, inSet, lit, not, or, param, select, str, subquery, table, union, type Expr, type Relation, type SelectNode,
 } from '../sql/ast';
 import { globToRegex } from '../../core/glob';
 
@@ -25,8 +25,58 @@ export const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
 export const dt = (ms: number) => param("DateTime64(3, 'UTC')", isoToCh(new Date(ms)));
 export const siteParam = (q: ReportQuery) => param('UUID', q.siteId);
 
-export const relationOf = (source: Source): Relation => table(source === 'slices' ? TABLES.slices : TABLES.events);
 export const timeOf = (source: Source) => col(source === 'slices' ? 'slice' : 'ts');
+
+const QUARTER_MS = 15 * 60_000;
+const quarterFloor = (ms: number) => Math.floor(ms / QUARTER_MS) * QUARTER_MS;
+const quarterCeil = (ms: number) => Math.ceil(ms / QUARTER_MS) * QUARTER_MS;
+
+/** Columns of a rollup row; raw events can be shaped into the same row (see rollupEdges). */
+const SLICE_COLUMNS = [
+  'site_id', 'slice', 'session_id', 'is_bot', 'bot_kind', 'visitor_id', 'session_start', 'pageviews', 'events', 'entry_path',
+  'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'gad_campaign_id', 'country', 'region',
+  'city', 'browser', 'os', 'device',
+] as const;
+
+/** Sort-key columns of session_slices; the others are SimpleAggregateFunction columns. */
+const KEY_COLUMNS: ReadonlySet<string> = new Set(['site_id', 'slice', 'session_id', 'is_bot', 'bot_kind']);
+
+/** Raw events of `[from, to)` shaped as rollup rows (one row per event). */
+function rollupEdges(q: ReportQuery, spans: { from: number; to: number }[]): SelectNode {
+  const shaped: Record<string, Expr> = {
+    slice: fn('toDateTime', fn('toStartOfFifteenMinutes', col('ts')), str('UTC')),
+    bot_kind: fn('toString', col('bot_kind')),
+    pageviews: fn('toUInt64', eq(col('name'), str('pageview'))),
+    events: fn('toUInt64', lit(1)),
+  };
+  return select({
+    columns: SLICE_COLUMNS.map((c) => (shaped[c] ? as(shaped[c], c) : col(c))),
+    from: table(TABLES.events),
+    where: and(eq(col('site_id'), siteParam(q)), or(...spans.map((s) => and(bin('>=', col('ts'), dt(s.from)), bin('<', col('ts'), dt(s.to)))))),
+  });
+}
+
+/**
+ * The rows a source reads. Raw events are the events table. The rollup is the session_slices table
+ * when the window sits on quarter hours; otherwise its whole quarters come from the rollup and the
+ * partial quarters at either end from raw events shaped as rollup rows, so every window (rolling,
+ * clamped, `all`) reads the rollup and stays exact.
+ */
+export function relationOf(q: ReportQuery, source: Source): Relation {
+  if (source === 'events') return table(TABLES.events);
+  const r = q.range!;
+  const inner = { from: quarterCeil(r.from), to: quarterFloor(r.to) };
+  if (inner.from === r.from && inner.to === r.to) return table(TABLES.slices);
+  if (inner.from >= inner.to) return subquery(rollupEdges(q, [{ from: r.from, to: r.to }]));
+  const whole = select({
+    // Plain expressions, not the aggregate-function column types, so both halves share one row type.
+    columns: SLICE_COLUMNS.map((c) => (KEY_COLUMNS.has(c) ? col(c) : as(fn('identity', col(c)), c))),
+    from: table(TABLES.slices),
+    where: and(eq(col('site_id'), siteParam(q)), bin('>=', col('slice'), dt(inner.from)), bin('<', col('slice'), dt(inner.to))),
+  });
+  const edges = [{ from: r.from, to: inner.from }, { from: inner.to, to: r.to }].filter((e) => e.from < e.to);
+  return subquery(union(whole, rollupEdges(q, edges)));
+}
 
 /** Completions a goal predicate accepts, as a row condition on raw events. */
 export function goalCondition(m: GoalMatch): Expr {
@@ -88,7 +138,9 @@ export interface WhereOptions {
 /** Site, window, bots and filters: the rows a report reads. */
 export function baseWhere(q: ReportQuery, o: WhereOptions = {}): Expr {
   const source = o.source ?? q.source ?? 'events';
-  const r = o.range ?? q.range!;
+  const exact = o.range ?? q.range!;
+  // Rollup rows carry their quarter's start: whole quarters around the window (the relation trims it).
+  const r = source === 'slices' ? { from: quarterFloor(exact.from), to: quarterCeil(exact.to) } : exact;
   const filters = o.goalFilters === false ? withoutGoalLeaves(q.filters) : q.filters;
   return and(
     eq(col('site_id'), siteParam(q)),
@@ -126,5 +178,5 @@ export function splitBySource(keys: readonly MetricKey[], source: Source): { her
 /** `SELECT <column> FROM <source rows>`: a set for IN. */
 export function rowSet(q: ReportQuery, column: string, o: WhereOptions = {}): SelectNode {
   const source = o.source ?? q.source!;
-  return select({ columns: [col(column)], from: relationOf(source), where: baseWhere(q, { ...o, source }) });
+  return select({ columns: [col(column)], from: relationOf(q, source), where: baseWhere(q, { ...o, source }) });
 }

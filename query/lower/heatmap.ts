@@ -12,7 +12,7 @@ export function lowerHeatmap(q: ReportQuery): SelectNode {
       as(fn('toHour', local), 'hour'),
       ...metricColumns(['views', 'visitors'], source, metricScope(q)),
     ],
-    from: relationOf(source),
+    from: relationOf(q, source),
     where: baseWhere(q),
     groupBy: [col('day'), col('hour')],
     orderBy: [asc(col('day')), asc(col('hour'))],

@@ -14,11 +14,15 @@ export const OVERVIEW_FIELDS = [
 ] as const satisfies readonly MetricKey[];
 
 const EVENT_PART: MetricKey[] = ['visitors', 'views', 'goals', 'goal_value_cents', 'converted', 'all_visitors'];
+/** On the rollup (no goal filter there) visitors are estimated first; see METRICS.visitors_estimate. */
+const ESTIMATED_PART: MetricKey[] = ['visitors_estimate', 'views', 'goals', 'goal_value_cents', 'converted'];
 /** Counted over whole sessions with an event in the window (one row each). */
 const SESSION_PART: MetricKey[] = ['sessions', 'bounce_rate', 'avg_session_seconds'];
 
 export interface OverviewStatements {
   events: SelectNode;
+  /** Exact visitors, run when the estimate is small enough to need it (rollup path only). */
+  exactVisitors?: SelectNode;
   /** Goal figures from raw events when the rollup answered the rest. */
   goals?: SelectNode;
   sessions: SelectNode;
@@ -32,22 +36,26 @@ export function lowerOverview(q: ReportQuery): OverviewStatements {
   const source = q.source!;
   const when = goalLeavesCondition(q.filters);
   const scope = metricScope(q, { when, filterWhen: when });
-  const { here, raw } = splitBySource(EVENT_PART, source);
+  const { here, raw } = splitBySource(source === 'slices' ? ESTIMATED_PART : EVENT_PART, source);
+  const exactVisitors = source === 'slices'
+    ? select({ columns: metricColumns(['visitors'], source, scope), from: relationOf(q, source), where: baseWhere(q, { goalFilters: false }) })
+    : undefined;
   const events = select({
     columns: metricColumns(here, source, scope),
-    from: relationOf(source),
+    from: relationOf(q, source),
     where: baseWhere(q, { goalFilters: false }),
   });
   // Raw goal figures only need counted completions: narrowing to them keeps the scan small.
   const goals = raw.length
     ? select({
         columns: metricColumns(raw, 'events', scope),
-        from: relationOf('events'),
+        from: relationOf(q, 'events'),
         where: and(baseWhere(q, { source: 'events', goalFilters: false }), goalCondition(q.counted!)),
       })
     : undefined;
   return {
     events,
+    exactVisitors,
     goals,
     sessions: sessionFigures(q, SESSION_PART),
     firstSeen: newVisitorTotal(q),

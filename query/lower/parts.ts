@@ -46,11 +46,11 @@ function sessionsByRange(q: ReportQuery): UnionNode {
   const crossingWhere = and(baseWhere(q, { source: 'slices' }), bin('<', col('session_start'), dt(r.from)));
   const crossingSlices = select({
     columns: [col('session_id'), as(fn('min', col('slice')), 'first_in')],
-    from: relationOf('slices'),
+    from: relationOf(q, 'slices'),
     where: crossingWhere,
     groupBy: [col('session_id')],
   });
-  const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf('slices'), where: crossingWhere });
+  const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf(q, 'slices'), where: crossingWhere });
   const crossingTotals = select({
     columns: [col('session_id'), col('events'), col('pageviews'), col('first_ts'), col('last_ts')],
     from: sessionTotals(),
@@ -67,8 +67,8 @@ function sessionsByRange(q: ReportQuery): UnionNode {
 function sessionsBySet(q: ReportQuery, o: WhereOptions = {}): SelectNode {
   const source = o.source ?? q.source!;
   const where = baseWhere(q, { ...o, source });
-  const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf(source), where });
-  const firstIn = select({ columns: [col('session_id'), as(fn('min', col(source === 'slices' ? 'slice' : 'ts')), 'first_in')], from: relationOf(source), where, groupBy: [col('session_id')] });
+  const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf(q, source), where });
+  const firstIn = select({ columns: [col('session_id'), as(fn('min', col(source === 'slices' ? 'slice' : 'ts')), 'first_in')], from: relationOf(q, source), where, groupBy: [col('session_id')] });
   const totals = select({
     columns: [col('session_id'), col('events'), col('pageviews'), col('first_ts'), col('last_ts')],
     from: sessionTotals(),

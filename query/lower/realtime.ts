@@ -6,7 +6,7 @@ import { baseWhere, metricColumns, metricScope, relationOf } from './common';
 export function lowerRealtime(q: ReportQuery): SelectNode {
   return select({
     columns: metricColumns(['visitors', 'views'], 'events', metricScope(q)),
-    from: relationOf('events'),
+    from: relationOf(q, 'events'),
     where: baseWhere(q, { source: 'events' }),
   });
 }
@@ -16,7 +16,7 @@ export function lowerRealtimeCountries(q: ReportQuery): SelectNode {
   const paging = q.paging!;
   return select({
     columns: [as(col('country'), 'country_code'), ...metricColumns(['visitors', 'views'], 'events', metricScope(q))],
-    from: relationOf('events'),
+    from: relationOf(q, 'events'),
     where: and(baseWhere(q, { source: 'events' }), bin('!=', col('country'), str(''))),
     groupBy: [col('country_code')],
     orderBy: [desc(col('visitors')), asc(col('country_code'))],

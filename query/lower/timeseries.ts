@@ -29,7 +29,7 @@ function eventPart(q: ReportQuery, source: Source, keys: MetricKey[], narrow?: E
   if (scope.when?.kind === 'literal') scope.when = undefined;
   return select({
     columns: [as(bucketLabel(q, timeOf(source)), 'label'), ...metricColumns(keys, source, scope)],
-    from: relationOf(source),
+    from: relationOf(q, source),
     where: and(baseWhere(q, { source, human: false, goalFilters: false }), narrow),
     groupBy: [col('label')],
   });
@@ -48,7 +48,7 @@ export function lowerTimeseries(q: ReportQuery): TimeseriesStatements {
   const matched = q.filters
     ? inSet(tuple(col('visitor_id'), label), select({
         columns: [col('visitor_id'), bucketLabel(q, timeOf(q.source!))],
-        from: relationOf(q.source!),
+        from: relationOf(q, q.source!),
         where: baseWhere(q),
       }))
     : undefined;

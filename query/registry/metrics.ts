@@ -15,7 +15,7 @@ export const METRIC_KEYS = [
   'new_visitors', 'returning_visitors', 'bounce_rate', 'avg_session_seconds', 'median_session_seconds',
   'payments', 'revenue_cents', 'revenue_per_visitor_cents',
   // Internal parts of derived figures, never shown on their own.
-  'converted', 'all_visitors',
+  'converted', 'all_visitors', 'visitors_estimate',
 ] as const;
 export type MetricKey = (typeof METRIC_KEYS)[number];
 
@@ -30,6 +30,9 @@ export interface MetricScope {
 }
 
 type EventAgg = (s: MetricScope) => Expr;
+
+/** An estimate at or under this is recounted exactly (100k plus a margin of many standard errors). */
+export const ESTIMATE_EXACT_BELOW = 120_000;
 
 export interface MetricDef {
   type: 'integer' | 'number';
@@ -83,6 +86,15 @@ export const METRICS = {
   },
   /** Visitors with a counted goal completion (narrowed by goal filters). */
   converted: { type: 'integer', part: 'events', events: { raw: (s) => fn('uniqExactIf', col('visitor_id'), and(s.counted, s.when)), slices: null } },
+  /**
+   * HyperLogLog estimate (uniqCombined64, about 0.3% standard error): PRODUCT.md §4 allows 1% beyond
+   * 100k visitors, where an exact set of ids costs three times as much. Below ESTIMATE_EXACT_BELOW
+   * the figure is recounted exactly.
+   */
+  visitors_estimate: {
+    type: 'integer', part: 'events',
+    events: { raw: () => fn('uniqCombined64', col('visitor_id')), slices: () => fn('uniqCombined64', col('visitor_id')) },
+  },
   /** Visitors ignoring goal filters: the conversion-rate denominator. */
   all_visitors: { type: 'integer', part: 'events', events: { raw: () => fn('uniqExact', col('visitor_id')), slices: () => fn('uniqExact', col('visitor_id')) } },
   new_visitors: { type: 'integer', part: 'first_seen' },

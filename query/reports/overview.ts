@@ -1,4 +1,5 @@
 import { lowerOverview, OVERVIEW_FIELDS } from '../lower/overview';
+import { ESTIMATE_EXACT_BELOW } from '../registry/metrics';
 import { figures, numbers, rangeMeta, type ReportRunner, type Row } from './shared';
 
 export const runOverview: ReportRunner = async (q, exec) => {
@@ -10,6 +11,13 @@ export const runOverview: ReportRunner = async (q, exec) => {
   let paid = numbers(payments[0]);
   // Attribution joins sessions; skip it when the window has no payment at all.
   if (s.attributed && paid.payments > 0) paid = numbers((await exec<Row>(s.attributed))[0]);
-  const parts = { ...numbers(events[0]), ...numbers(goals[0]), ...numbers(sessions[0]), ...numbers(first[0]), ...paid };
+  const counted = numbers(events[0]);
+  if (s.exactVisitors) {
+    // Estimated on the rollup: exact below the threshold, the estimate (within 1%) above it.
+    const estimate = counted.visitors_estimate ?? 0;
+    counted.visitors = estimate <= ESTIMATE_EXACT_BELOW ? numbers((await exec<Row>(s.exactVisitors))[0]).visitors ?? 0 : estimate;
+    counted.all_visitors = counted.visitors;
+  }
+  const parts = { ...counted, ...numbers(goals[0]), ...numbers(sessions[0]), ...numbers(first[0]), ...paid };
   return { data: figures(parts, OVERVIEW_FIELDS), meta: { range: rangeMeta(q) } };
 };

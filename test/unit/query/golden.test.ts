@@ -43,9 +43,9 @@ describe('overview', () => {
     expect(all({ ...lowerOverview(q) })).toMatchSnapshot();
   });
 
-  test('rolling window with a session filter: raw events; payments attributed to filtered sessions', () => {
+  test('rolling window with a session filter: rollup plus raw edges; payments attributed to filtered sessions', () => {
     const q = planned('overview', { period: 'last24h', filter_country: 'de', bots: 'included' });
-    expect(q.source).toBe('events');
+    expect(q.source).toBe('slices');
     expect(all({ ...lowerOverview(q) })).toMatchSnapshot();
   });
 });

@@ -115,7 +115,7 @@ describe('decideSource', () => {
   test.each([
     ['overview on an aligned window', 'slices', aligned],
     ['a Kolkata day is quarter-aligned', 'slices', withRange('2026-05-10T18:30:00Z', '2026-05-11T18:30:00Z')],
-    ['a rolling window is not aligned', 'events', withRange('2026-05-01T00:00:01Z', '2026-05-08T00:00:00Z')],
+    ['a rolling window (raw edges, rollup inside)', 'slices', withRange('2026-05-01T00:00:01Z', '2026-05-08T00:00:00Z')],
     ['session-attribute filter', 'slices', { ...aligned, filters: cond('country') }],
     ['crawler kind filter', 'slices', { ...aligned, filters: cond('bot_kind') }],
     ['event-level filter', 'events', { ...aligned, filters: cond('path') }],
