@@ -40,8 +40,9 @@ export interface Paging {
   readonly offset: number;
 }
 
-/** Where event-level figures are read from: raw events, or the quarter-hour session rollup. */
-export type Source = 'events' | 'slices';
+/** Where event-level figures are read from: raw events, or a quarter-hour rollup (sessions, pages). */
+export type Source = 'events' | RollupSource;
+export type RollupSource = 'slices' | 'pages';
 
 export interface ReportQuery {
   readonly report: ReportName;

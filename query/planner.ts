@@ -1,8 +1,8 @@
 import { invalidRequest } from '../core/errors';
-import type { FilterNode, GoalEntry, GoalMatch, ReportQuery } from './ast';
+import type { FilterNode, GoalEntry, GoalMatch, ReportQuery, RollupSource } from './ast';
 import { BUCKETS, type BucketUnit } from './registry/buckets';
 import { DIMENSIONS } from './registry/dimensions';
-import { FILTERS } from './registry/filters';
+import { FILTERS, type FilterDef } from './registry/filters';
 import { bucketLabels } from './window/buckets';
 import { addCalendar, clampToRetention, resolveWindow, type Span } from './window/resolve';
 
@@ -128,18 +128,22 @@ function leaves(node: FilterNode | null): FilterNode[] {
 }
 
 /**
- * Decide tables: the quarter-hour session rollup answers when every filter is a session attribute
- * (or crawler kind), the report groups by time or by a session attribute, and the bucket unit sits on
- * quarter hours (partial quarters at the window's ends are read from raw events, see relationOf).
- * Everything else reads raw events.
+ * Decide tables: the quarter-hour session rollup answers reports grouped by time or by a session
+ * attribute, the page rollup path and hostname breakdowns, when every filter's subject is on that
+ * rollup's rows and the bucket unit sits on quarter hours (partial quarters at the window's ends are
+ * read from raw events, see relationOf). Everything else (links, goals, minute buckets, realtime,
+ * event-level filters) reads raw events.
  */
 export const decideSource: Pass = (q) => {
-  const filtersOk = leaves(q.filters).every((l) => l.kind === 'cond' && FILTERS[l.filter].rollup);
-  const reportOk =
-    q.report === 'overview' || q.report === 'timeseries' || q.report === 'heatmap' || q.report === 'engagement' ||
-    (q.report === 'breakdown' && DIMENSIONS[q.dimension!].family === 'session');
+  const family = q.report === 'breakdown' ? DIMENSIONS[q.dimension!].family : null;
+  const rollup: RollupSource | null =
+    family === 'page' ? 'pages'
+    : family === null && (q.report === 'realtime' || q.report === 'realtime_countries') ? null
+    : family === null || family === 'session' ? 'slices'
+    : null;
+  const filtersOk = !!rollup && leaves(q.filters).every((l) => l.kind === 'cond' && (FILTERS[l.filter] as FilterDef).rollups.includes(rollup));
   const unitOk = !q.unit || BUCKETS[q.unit].quarterAligned;
-  return { ...q, source: filtersOk && reportOk && unitOk ? 'slices' : 'events' };
+  return { ...q, source: rollup && filtersOk && unitOk ? rollup : 'events' };
 };
 
 export const PASSES: readonly Pass[] = [resolveRange, clampRetention, resolveBuckets, excludeBots, expandGoalRules, decideSource];

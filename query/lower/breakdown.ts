@@ -41,9 +41,9 @@ function labelOf(q: ReportQuery, def: DimensionDef): Expr {
   return def.family === 'goal' ? goalLabels(q.catalog!) : def.label();
 }
 
-/** Rows the dimension groups: its events, its present values, goal completions for `goal`. */
-function narrowing(q: ReportQuery, def: DimensionDef): Expr | undefined {
-  return and(def.events?.(), def.present?.(), def.family === 'goal' ? anyGoal(q.catalog!) : undefined);
+/** Rows the dimension groups: its events (every page-rollup row is a pageview), present values, goal completions. */
+function narrowing(q: ReportQuery, def: DimensionDef, source: Source): Expr | undefined {
+  return and(source === 'pages' ? undefined : def.events?.(), def.present?.(), def.family === 'goal' ? anyGoal(q.catalog!) : undefined);
 }
 
 function grouped(q: ReportQuery, def: DimensionDef, source: Source, keys: MetricKey[], extraWhere?: Expr): SelectNode {
@@ -53,7 +53,7 @@ function grouped(q: ReportQuery, def: DimensionDef, source: Source, keys: Metric
   return select({
     columns: [as(labelOf(q, def), 'label'), ...extras, ...metricColumns(keys, source, scope)],
     from: relationOf(q, source),
-    where: and(baseWhere(q, { source }), narrowing(q, def), extraWhere),
+    where: and(baseWhere(q, { source }), narrowing(q, def, source), extraWhere),
     groupBy: [col('label'), ...Object.keys(def.extra).map((n) => col(n))],
   });
 }

@@ -1,5 +1,5 @@
 import { isoToCh } from '../../clickhouse/meta';
-import type { FilterNode, GoalMatch, ReportQuery, Source } from '../ast';
+import type { FilterNode, GoalMatch, ReportQuery, RollupSource, Source } from '../ast';
 import { FILTERS } from '../registry/filters';
 import { OPERATORS } from '../registry/operators';
 import { METRICS, type MetricKey, type MetricScope } from '../registry/metrics';
@@ -15,6 +15,7 @@ import { globToRegex } from '../../core/glob';
 export const TABLES = {
   events: 'events',
   slices: 'session_slices',
+  pages: 'page_slices',
   sessions: 'session_totals',
   firstSeen: 'first_seen',
   payments: 'payments',
@@ -25,57 +26,86 @@ export const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
 export const dt = (ms: number) => param("DateTime64(3, 'UTC')", isoToCh(new Date(ms)));
 export const siteParam = (q: ReportQuery) => param('UUID', q.siteId);
 
-export const timeOf = (source: Source) => col(source === 'slices' ? 'slice' : 'ts');
+export const timeOf = (source: Source) => col(source === 'events' ? 'ts' : 'slice');
 
 const QUARTER_MS = 15 * 60_000;
 const quarterFloor = (ms: number) => Math.floor(ms / QUARTER_MS) * QUARTER_MS;
 const quarterCeil = (ms: number) => Math.ceil(ms / QUARTER_MS) * QUARTER_MS;
 
-/** Columns of a rollup row; raw events can be shaped into the same row (see rollupEdges). */
-const SLICE_COLUMNS = [
-  'site_id', 'slice', 'session_id', 'is_bot', 'bot_kind', 'visitor_id', 'session_start', 'pageviews', 'events', 'entry_path',
-  'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'gad_campaign_id', 'country', 'region',
-  'city', 'browser', 'os', 'device',
-] as const;
+/** How raw events become rows of a rollup (for the partial quarter hours at a window's ends). */
+interface RollupShape {
+  table: string;
+  columns: readonly string[];
+  /** Sort-key columns; the others are SimpleAggregateFunction columns. */
+  keys: ReadonlySet<string>;
+  /** Columns computed from a raw event; the rest are read as they are. */
+  shaped(): Record<string, Expr>;
+  /** Raw events that feed the rollup. */
+  events?(): Expr;
+}
 
-/** Sort-key columns of session_slices; the others are SimpleAggregateFunction columns. */
-const KEY_COLUMNS: ReadonlySet<string> = new Set(['site_id', 'slice', 'session_id', 'is_bot', 'bot_kind']);
+const SESSION_ATTRIBUTES = [
+  'entry_path', 'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'gad_campaign_id', 'country',
+  'region', 'city', 'browser', 'os', 'device',
+];
+const quarter = () => fn('toDateTime', fn('toStartOfFifteenMinutes', col('ts')), str('UTC'));
 
-/** Raw events of `[from, to)` shaped as rollup rows (one row per event). */
-function rollupEdges(q: ReportQuery, spans: { from: number; to: number }[]): SelectNode {
-  const shaped: Record<string, Expr> = {
-    slice: fn('toDateTime', fn('toStartOfFifteenMinutes', col('ts')), str('UTC')),
-    bot_kind: fn('toString', col('bot_kind')),
-    pageviews: fn('toUInt64', eq(col('name'), str('pageview'))),
-    events: fn('toUInt64', lit(1)),
-  };
+const ROLLUPS: Record<RollupSource, RollupShape> = {
+  slices: {
+    table: TABLES.slices,
+    columns: ['site_id', 'slice', 'session_id', 'is_bot', 'bot_kind', 'visitor_id', 'session_start', 'pageviews', 'events', ...SESSION_ATTRIBUTES],
+    keys: new Set(['site_id', 'slice', 'session_id', 'is_bot', 'bot_kind']),
+    shaped: () => ({
+      slice: quarter(),
+      bot_kind: fn('toString', col('bot_kind')),
+      pageviews: fn('toUInt64', eq(col('name'), str('pageview'))),
+      events: fn('toUInt64', lit(1)),
+    }),
+  },
+  pages: {
+    table: TABLES.pages,
+    columns: ['site_id', 'slice', 'hostname', 'pathname', 'session_id', 'is_bot', 'bot_kind', 'visitor_id', 'session_start', 'views', ...SESSION_ATTRIBUTES],
+    keys: new Set(['site_id', 'slice', 'hostname', 'pathname', 'session_id', 'is_bot', 'bot_kind']),
+    shaped: () => ({ slice: quarter(), views: fn('toUInt64', lit(1)) }),
+    events: () => eq(col('name'), str('pageview')),
+  },
+};
+
+/** Raw events of the given spans shaped as rollup rows (one row per event). */
+function rollupEdges(q: ReportQuery, shape: RollupShape, spans: { from: number; to: number }[]): SelectNode {
+  const shaped = shape.shaped();
   return select({
-    columns: SLICE_COLUMNS.map((c) => (shaped[c] ? as(shaped[c], c) : col(c))),
+    columns: shape.columns.map((c) => (shaped[c] ? as(shaped[c], c) : col(c))),
     from: table(TABLES.events),
-    where: and(eq(col('site_id'), siteParam(q)), or(...spans.map((s) => and(bin('>=', col('ts'), dt(s.from)), bin('<', col('ts'), dt(s.to)))))),
+    where: and(
+      eq(col('site_id'), siteParam(q)),
+      shape.events?.(),
+      or(...spans.map((s) => and(bin('>=', col('ts'), dt(s.from)), bin('<', col('ts'), dt(s.to))))),
+    ),
   });
 }
 
 /**
- * The rows a source reads. Raw events are the events table. The rollup is the session_slices table
- * when the window sits on quarter hours; otherwise its whole quarters come from the rollup and the
- * partial quarters at either end from raw events shaped as rollup rows, so every window (rolling,
- * clamped, `all`) reads the rollup and stays exact.
+ * The rows a source reads. Raw events are the events table. A rollup is its table when the window
+ * sits on quarter hours; otherwise its whole quarters come from the rollup and the partial quarters
+ * at either end from raw events shaped as rollup rows, so every window (rolling, clamped, `all`)
+ * reads the rollup and stays exact.
  */
 export function relationOf(q: ReportQuery, source: Source): Relation {
   if (source === 'events') return table(TABLES.events);
+  const shape = ROLLUPS[source];
   const r = q.range!;
   const inner = { from: quarterCeil(r.from), to: quarterFloor(r.to) };
-  if (inner.from === r.from && inner.to === r.to) return table(TABLES.slices);
-  if (inner.from >= inner.to) return subquery(rollupEdges(q, [{ from: r.from, to: r.to }]));
+  if (inner.from === r.from && inner.to === r.to) return table(shape.table);
+  if (inner.from >= inner.to) return subquery(rollupEdges(q, shape, [{ from: r.from, to: r.to }]));
   const whole = select({
-    // Plain expressions, not the aggregate-function column types, so both halves share one row type.
-    columns: SLICE_COLUMNS.map((c) => (KEY_COLUMNS.has(c) ? col(c) : as(fn('identity', col(c)), c))),
-    from: table(TABLES.slices),
+    // Plain values, not aggregate-function column types, so both halves share one row type.
+    columns: shape.columns.map((c) => (shape.keys.has(c) ? col(c) : as(fn('identity', col(c)), c))),
+    from: table(shape.table),
     where: and(eq(col('site_id'), siteParam(q)), bin('>=', col('slice'), dt(inner.from)), bin('<', col('slice'), dt(inner.to))),
   });
   const edges = [{ from: r.from, to: inner.from }, { from: inner.to, to: r.to }].filter((e) => e.from < e.to);
-  return subquery(union(whole, rollupEdges(q, edges)));
+  return subquery(union(whole, rollupEdges(q, shape, edges)));
 }
 
 /** Completions a goal predicate accepts, as a row condition on raw events. */
@@ -140,7 +170,7 @@ export function baseWhere(q: ReportQuery, o: WhereOptions = {}): Expr {
   const source = o.source ?? q.source ?? 'events';
   const exact = o.range ?? q.range!;
   // Rollup rows carry their quarter's start: whole quarters around the window (the relation trims it).
-  const r = source === 'slices' ? { from: quarterFloor(exact.from), to: quarterCeil(exact.to) } : exact;
+  const r = source !== 'events' ? { from: quarterFloor(exact.from), to: quarterCeil(exact.to) } : exact;
   const filters = o.goalFilters === false ? withoutGoalLeaves(q.filters) : q.filters;
   return and(
     eq(col('site_id'), siteParam(q)),
@@ -159,10 +189,15 @@ export function metricScope(q: ReportQuery, o: { when?: Expr; filterWhen?: Expr 
 }
 
 /** Aliased aggregate columns for event-part metrics on a source (throws if the source cannot). */
+type EventAggs = { raw: (s: MetricScope) => Expr; slices: ((s: MetricScope) => Expr) | null; pages?: ((s: MetricScope) => Expr) | null };
+const aggOn = (k: MetricKey, source: Source) => {
+  const e = (METRICS[k] as { events?: EventAggs }).events;
+  return source === 'events' ? e?.raw : e?.[source] ?? null;
+};
+
 export function metricColumns(keys: readonly MetricKey[], source: Source, scope: MetricScope): Expr[] {
   return keys.map((k) => {
-    const def = METRICS[k] as { events?: { raw: (s: MetricScope) => Expr; slices: ((s: MetricScope) => Expr) | null } };
-    const build = source === 'slices' ? def.events?.slices : def.events?.raw;
+    const build = aggOn(k, source);
     if (!build) throw new Error(`metric ${k} cannot be computed on ${source}`);
     return as(build(scope), k);
   });
@@ -170,8 +205,7 @@ export function metricColumns(keys: readonly MetricKey[], source: Source, scope:
 
 /** Event-part metrics the source can compute, and the rest (computed on raw events). */
 export function splitBySource(keys: readonly MetricKey[], source: Source): { here: MetricKey[]; raw: MetricKey[] } {
-  if (source === 'events') return { here: [...keys], raw: [] };
-  const can = (k: MetricKey) => !!(METRICS[k] as { events?: { slices: unknown } }).events?.slices;
+  const can = (k: MetricKey) => !!aggOn(k, source);
   return { here: keys.filter(can), raw: keys.filter((k) => !can(k)) };
 }
 

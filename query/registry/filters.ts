@@ -1,11 +1,12 @@
-import { col, eq, fn, str, type Expr } from '../sql/ast';
+import type { RollupSource } from '../ast';
+import { col, eq, str, type Expr } from '../sql/ast';
 import { referrerLabel } from './dimensions';
 import type { OperatorKey } from './operators';
 
 /**
  * The 21 `filter_<name>` parameters. Each entry says what the filter compares (its subject), the
- * operator a query-string value uses, how the value is normalised, and whether it narrows by a
- * session attribute (then the quarter-hour session rollup can answer) or by the event itself.
+ * operator a query-string value uses, how the value is normalised, whether it narrows by a session
+ * attribute or by the event itself, and which quarter-hour rollups carry its subject.
  * `goal` has no subject of its own: the planner expands it through the site's goal rules.
  */
 export const FILTER_KEYS = [
@@ -24,40 +25,42 @@ export interface FilterDef {
   /** The operator a `filter_<name>=value` parameter means. */
   op: OperatorKey;
   normalize?: (value: string) => string;
-  /** Also holds on the session rollup (session attributes and crawler kind are on its rows). */
-  rollup: boolean;
+  /** Rollups whose rows carry what the filter compares (session attributes, crawler kind, pages). */
+  rollups: readonly RollupSource[];
 }
 
+const BOTH: readonly RollupSource[] = ['slices', 'pages'];
+
 const sessionAttr = (name: string, normalize?: (v: string) => string): FilterDef => ({
-  level: 'session', subject: () => col(name), op: 'equals', normalize, rollup: true,
+  level: 'session', subject: () => col(name), op: 'equals', normalize, rollups: BOTH,
 });
 
 const linkFilter = (eventName: string): FilterDef => ({
-  level: 'event', subject: () => col('link'), scope: () => eq(col('name'), str(eventName)), op: 'equals', rollup: false,
+  level: 'event', subject: () => col('link'), scope: () => eq(col('name'), str(eventName)), op: 'equals', rollups: [],
 });
 
 export const FILTERS = {
-  path: { level: 'event', subject: () => col('pathname'), op: 'equals', rollup: false },
-  path_pattern: { level: 'event', subject: () => col('pathname'), op: 'glob', rollup: false },
-  hostname: { level: 'event', subject: () => col('hostname'), op: 'equals', normalize: (v) => v.toLowerCase(), rollup: false },
+  path: { level: 'event', subject: () => col('pathname'), op: 'equals', rollups: ['pages'] },
+  path_pattern: { level: 'event', subject: () => col('pathname'), op: 'glob', rollups: ['pages'] },
+  hostname: { level: 'event', subject: () => col('hostname'), op: 'equals', normalize: (v) => v.toLowerCase(), rollups: ['pages'] },
   entry_path: sessionAttr('entry_path'),
   exit_link: linkFilter('exit_link'),
   file_download: linkFilter('file_download'),
-  goal: { level: 'event', subject: null, op: 'equals', rollup: false },
+  goal: { level: 'event', subject: null, op: 'equals', rollups: [] },
   browser: sessionAttr('browser'),
   os: sessionAttr('os'),
   device: sessionAttr('device'),
   country: sessionAttr('country', (v) => v.toUpperCase()),
   region: sessionAttr('region'),
   city: sessionAttr('city'),
-  referrer: { level: 'session', subject: referrerLabel, op: 'equals', normalize: (v) => v.toLowerCase().replace(/^www\./, ''), rollup: true },
+  referrer: { level: 'session', subject: referrerLabel, op: 'equals', normalize: (v) => v.toLowerCase().replace(/^www\./, ''), rollups: BOTH },
   channel: sessionAttr('channel'),
   utm_source: sessionAttr('utm_source'),
   utm_medium: sessionAttr('utm_medium'),
   utm_campaign: sessionAttr('utm_campaign'),
   gad_campaign_id: sessionAttr('gad_campaign_id'),
   utm_term: sessionAttr('utm_term'),
-  bot_kind: { level: 'event', subject: () => fn('toString', col('bot_kind')), op: 'equals', rollup: true },
+  bot_kind: { level: 'event', subject: () => col('bot_kind'), op: 'equals', rollups: BOTH },
 } satisfies Record<FilterKey, FilterDef>;
 
 export const isFilterKey = (k: string): k is FilterKey => (FILTER_KEYS as readonly string[]).includes(k);

@@ -37,8 +37,8 @@ export const ESTIMATE_EXACT_BELOW = 120_000;
 export interface MetricDef {
   type: 'integer' | 'number';
   part: 'events' | 'sessions' | 'first_seen' | 'payments' | 'derived';
-  /** Over raw events / over the session rollup (null: the rollup cannot answer). */
-  events?: { raw: EventAgg; slices: EventAgg | null };
+  /** Over raw events / the session rollup / the page rollup (null: that rollup cannot answer). */
+  events?: { raw: EventAgg; slices: EventAgg | null; pages?: EventAgg | null };
   /** Over whole-session rows (columns events, pageviews, duration). */
   sessions?: () => Expr;
   /** After the rows are in: figures of the same row by name. */
@@ -57,7 +57,14 @@ const pct = (part: Expr, whole: Expr) =>
 const LONG_ENOUGH = () => bin('>=', col('duration'), lit(5));
 
 export const METRICS = {
-  visitors: { type: 'integer', part: 'events', events: { raw: (s) => ifw('uniqExact', s, col('visitor_id')), slices: (s) => ifw('uniqExact', s, col('visitor_id')) } },
+  visitors: {
+    type: 'integer', part: 'events',
+    events: {
+      raw: (s) => ifw('uniqExact', s, col('visitor_id')),
+      slices: (s) => ifw('uniqExact', s, col('visitor_id')),
+      pages: (s) => ifw('uniqExact', s, col('visitor_id')),
+    },
+  },
   sessions: {
     type: 'integer', part: 'events',
     events: { raw: (s) => ifw('uniqExact', s, col('session_id')), slices: (s) => ifw('uniqExact', s, col('session_id')) },
@@ -66,7 +73,11 @@ export const METRICS = {
   },
   views: {
     type: 'integer', part: 'events',
-    events: { raw: (s) => fn('countIf', and(isPageview(), s.when)), slices: (s) => ifw('sum', s, col('pageviews')) },
+    events: {
+      raw: (s) => fn('countIf', and(isPageview(), s.when)),
+      slices: (s) => ifw('sum', s, col('pageviews')),
+      pages: (s) => ifw('sum', s, col('views')),
+    },
   },
   goals: { type: 'integer', part: 'events', events: { raw: (s) => countWhere(and(s.counted, s.when)), slices: null } },
   goal_value_cents: {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BUCKETS, BUCKET_UNITS } from '../../../query/registry/buckets';
 import { DIMENSIONS, DIMENSION_KEYS, type DimensionDef } from '../../../query/registry/dimensions';
-import { FILTERS, FILTER_KEYS } from '../../../query/registry/filters';
+import { FILTERS, FILTER_KEYS, type FilterDef } from '../../../query/registry/filters';
 import { METRICS, METRIC_KEYS } from '../../../query/registry/metrics';
 import { OPERATORS, OPERATOR_KEYS } from '../../../query/registry/operators';
 import { col, str, type Expr } from '../../../query/sql/ast';
@@ -19,6 +19,8 @@ function declaredColumns(file: string, tableName: string): Set<string> {
 
 const EVENTS = declaredColumns('0001_events.sql', 'events');
 const SLICES = declaredColumns('0200_report_rollups.sql', 'session_slices');
+const PAGES = declaredColumns('0202_page_slices.sql', 'page_slices');
+const ROLLUP_COLUMNS = { slices: SLICES, pages: PAGES };
 
 function columnsOf(e: unknown, out = new Set<string>()): Set<string> {
   if (!e || typeof e !== 'object') return out;
@@ -71,7 +73,7 @@ describe('dimensions', () => {
 
 describe('filters', () => {
   test.each(FILTER_KEYS.map((k) => [k]))('%s: operator exists, subject reads existing columns; rollup claims hold', (k) => {
-    const def = FILTERS[k];
+    const def: FilterDef = FILTERS[k];
     expect(OPERATOR_KEYS).toContain(def.op);
     if (!def.subject) {
       expect(k).toBe('goal');
@@ -80,8 +82,8 @@ describe('filters', () => {
     const e = OPERATORS[def.op].condition(def.subject(), 'v');
     expect(compiles(e)).toBeTruthy();
     for (const c of columnsOf(e)) expect(EVENTS).toContain(c);
-    if (def.rollup) for (const c of columnsOf(e)) expect(SLICES).toContain(c);
-    if (def.level === 'session') expect(def.rollup).toBe(true);
+    for (const rollup of def.rollups) for (const c of columnsOf(e)) expect(ROLLUP_COLUMNS[rollup]).toContain(c);
+    if (def.level === 'session') expect([...def.rollups].sort()).toEqual(['pages', 'slices']);
   });
 });
 
@@ -105,9 +107,9 @@ describe('metrics', () => {
       case 'events':
         expect(compiles(def.events!.raw(scope))).toBeTruthy();
         for (const c of columnsOf(def.events!.raw(scope))) expect(EVENTS).toContain(c);
-        if (def.events!.slices) {
-          const e = (def.events!.slices as (s: unknown) => Expr)(scope);
-          for (const c of columnsOf(e)) expect(SLICES).toContain(c);
+        for (const rollup of ['slices', 'pages'] as const) {
+          const build = (def.events as Record<string, ((s: unknown) => Expr) | null | undefined>)[rollup];
+          if (build) for (const c of columnsOf(build(scope))) expect(ROLLUP_COLUMNS[rollup]).toContain(c);
         }
         break;
       case 'sessions':
