@@ -6,6 +6,7 @@ import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
 import '../cli/admin/events';
 import '../cli/admin/seed';
+import { collectionModule } from '../ingest/live/module';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
@@ -21,4 +22,4 @@ export const PUBLIC_ROUTES: PublicModule[] = [];
 /** Returns true when it handled the request. */
 export type RawHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 export type RawModule = (app: AppContext) => RawHandler;
-export const RAW_HANDLERS: RawModule[] = [];
+export const RAW_HANDLERS: RawModule[] = [collectionModule];
