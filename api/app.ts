@@ -8,6 +8,7 @@ import { errorHandler, sendError } from './errors';
 import { KeyUsageRecorder } from './key-usage';
 import { API_ROUTES, PUBLIC_ROUTES } from './modules';
 import { openApiDocument } from './openapi';
+import { probeRouter } from './probes';
 import { KeyRateLimiter } from './rate-limit';
 import { RouteRegistrar } from './route';
 
@@ -40,12 +41,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.set('query parser', 'simple');
   app.use(requestId);
 
-  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', async (_req, res) => {
-    const storage = await ctx.store.ping();
-    const redis = ctx.redis.isUp();
-    res.status(storage ? 200 : 503).json({ status: storage ? 'ready' : 'not_ready', storage: storage ? 'up' : 'down', redis: redis ? 'up' : 'down' });
-  });
+  app.use(probeRouter(ctx));
 
   const keyUsage = new KeyUsageRecorder(ctx.store);
   ctx.onShutdown.push(() => keyUsage.close());
@@ -57,10 +53,11 @@ export function createApp(ctx: AppContext): express.Express {
   api.get('/openapi.json', (_req, res) => void res.json(openApiDocument()));
   api.use(async (req, res, next) => {
     try {
-      const principal = await authenticate(ctx.store, req.headers.authorization);
+      const principal = await authenticate(ctx.store, req.headers.authorization, ctx.repos.authCache);
+      // A successful authentication counts as a use even when the rate limit then refuses it.
+      keyUsage.touch(principal.keyId);
       res.set(await limiter.consume(principal.keyId));
       res.locals.principal = principal;
-      keyUsage.touch(principal.keyId);
       next();
     } catch (err) {
       next(err);

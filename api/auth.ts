@@ -5,6 +5,7 @@ import { forbidden, invalidCredential } from '../core/errors';
 import { isUuid } from '../core/ids';
 import { nowMs } from '../core/clock';
 import { hashToken, hashesEqual, isWellFormedToken } from '../model/keys';
+import type { AuthCache, ResolvedKey } from '../model/auth-cache';
 import type { Repos } from '../model/repos';
 
 interface KeyJoinRow {
@@ -13,14 +14,23 @@ interface KeyJoinRow {
 }
 
 /**
- * Resolve a bearer token to the caller's organisation, scopes and site reach in one query, before any
- * handler runs. Every failure is the same 401: a caller cannot learn whether a key exists, was
- * revoked or expired.
+ * Resolve a bearer token to the caller's organisation, scopes and site reach, before any handler
+ * runs. Every failure is the same 401: a caller cannot learn whether a key exists, was revoked or
+ * expired. With a cache, a known key costs no query (see model/auth-cache.ts for why that is safe).
  */
-export async function authenticate(store: Store, header: string | undefined): Promise<Principal> {
+export async function authenticate(store: Store, header: string | undefined, cache?: AuthCache): Promise<Principal> {
   const token = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
   if (!token || !isWellFormedToken(token)) throw invalidCredential();
   const hash = hashToken(token);
+  const key = cache ? await cache.key(hash, () => loadKey(store, hash)) : await loadKey(store, hash);
+  if (!key) throw invalidCredential();
+  // Checked on every request, cached or not: expiry needs no write to take effect.
+  if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs()) throw invalidCredential();
+  return key.principal;
+}
+
+/** One query joining key, membership and organisation; null when unknown, revoked or orphaned. */
+async function loadKey(store: Store, hash: string): Promise<ResolvedKey | null> {
   const [row] = await store.query<KeyJoinRow>(
     `SELECT k.id AS id, k.org_id AS org_id, k.user_id AS user_id, k.token_hash AS token_hash, k.scopes AS scopes,
             k.all_sites AS all_sites, k.site_ids AS site_ids, k.expires_at AS expires_at, k.revoked_at AS revoked_at,
@@ -32,15 +42,17 @@ export async function authenticate(store: Store, header: string | undefined): Pr
      LIMIT 1`,
     { h: hash },
   );
-  if (!row || !hashesEqual(row.token_hash, hash) || row.revoked_at) throw invalidCredential();
-  if (row.expires_at && Date.parse(row.expires_at.replace(' ', 'T') + 'Z') <= nowMs()) throw invalidCredential();
+  if (!row || !hashesEqual(row.token_hash, hash) || row.revoked_at) return null;
   return {
-    keyId: row.id,
-    orgId: row.org_id,
-    userId: row.user_id,
-    scopes: new Set(row.scopes),
-    sites: reach(row),
-    retentionDays: row.retention_days,
+    principal: {
+      keyId: row.id,
+      orgId: row.org_id,
+      userId: row.user_id,
+      scopes: new Set(row.scopes),
+      sites: reach(row),
+      retentionDays: row.retention_days,
+    },
+    expiresAtMs: row.expires_at ? Date.parse(row.expires_at.replace(' ', 'T') + 'Z') : null,
   };
 }
 
@@ -65,7 +77,8 @@ export function canReach(p: Principal, site: Site): boolean {
 /** A site outside reach, in another organisation, or absent: the same 403. */
 export async function requireSite(repos: Repos, p: Principal, siteId: string): Promise<Site> {
   if (!isUuid(siteId)) throw forbidden();
-  const site = await repos.getSite(siteId);
+  const id = siteId.toLowerCase();
+  const site = repos.authCache ? await repos.authCache.site(id, () => repos.getSite(id)) : await repos.getSite(id);
   if (!site || !canReach(p, site)) throw forbidden();
   return site;
 }

@@ -13,13 +13,16 @@ export const ErrorBody = registry.register(
   z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
 );
 
-let cached: object | null = null;
+// Regenerated when definitions were added since (a route module registered after the first request).
+let cached: { size: number; doc: object } | null = null;
 export function openApiDocument(): object {
-  cached ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  if (cached?.size === registry.definitions.length) return cached.doc;
+  const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'Tally API', version: '1.0.0', description: 'Web analytics reports over JSON. All paths are under /api/v1.' },
     servers: [{ url: '/api/v1' }],
     security: [{ bearer: [] }],
   });
-  return cached;
+  cached = { size: registry.definitions.length, doc };
+  return doc;
 }

@@ -1,9 +1,13 @@
 import { z } from 'zod';
+import './openapi'; // extends zod with .openapi() before the schemas below use it
 
 /** `limit` 1-1000 (default 100) and `offset` (default 0), refused outside those bounds, never clamped. */
 export const pagingShape = {
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
+  // TRAP: the OpenAPI generator calls a schema nullable when it accepts null, and coercion turns null
+  // into 0; the explicit description keeps the document honest.
+  offset: z.coerce.number().int().min(0).max(1_000_000_000).default(0)
+    .openapi({ type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 }),
 };
 export const pagingQuery = z.object(pagingShape);
 export type Paging = { limit: number; offset: number };

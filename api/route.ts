@@ -43,6 +43,8 @@ export interface RouteSpec<Q extends ZodType, B extends ZodType> {
   body?: B;
   /** The `data` payload schema, for the document. */
   response?: ZodType;
+  /** The success status, for the document (the handler sets it on the response with `status`). */
+  status?: number;
   handler(ctx: HandlerContext<z.infer<Q>, z.infer<B>>): Promise<RouteResult>;
 }
 
@@ -67,7 +69,30 @@ function parse<T extends ZodType>(schema: T | undefined, value: unknown, where: 
 
 const expressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
+/** What the auth matrix (and anything else that must cover every route) needs to know of a route. */
+export interface RouteInfo {
+  method: Method;
+  path: string;
+  scope?: Scope;
+}
+
+// Keyed by "method path": a process may build several apps (tests), each registering the same routes.
+const registered = new Map<string, RouteInfo>();
+
+/** Every API route registered so far, in registration order. */
+export function registeredRoutes(): RouteInfo[] {
+  return [...registered.values()];
+}
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: z.object({ error: ErrorBody }) } },
+});
+
 function register(spec: RouteSpec<ZodType, ZodType>): void {
+  const id = `${spec.method} ${spec.path}`;
+  if (registered.has(id)) return;
+  registered.set(id, { method: spec.method, path: spec.path, scope: spec.scope });
   const params = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const isWrite = spec.method !== 'get';
   const envelope = z.object({
@@ -81,15 +106,18 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
     summary: spec.summary + (spec.scope ? ` (needs ${spec.scope})` : ''),
     tags: spec.tag ? [spec.tag] : undefined,
     request: {
-      params: params.length ? z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) : undefined,
+      params: params.length
+        ? z.object(Object.fromEntries(params.map((p) => [p, p.endsWith('Id') ? z.string().uuid() : z.string()])))
+        : undefined,
       query: spec.query instanceof z.ZodObject ? spec.query : undefined,
       body: spec.body ? { content: { 'application/json': { schema: spec.body } } } : undefined,
     },
     responses: {
-      200: { description: 'OK', content: { 'application/json': { schema: envelope } } },
-      400: { description: 'Invalid request', content: { 'application/json': { schema: z.object({ error: ErrorBody }) } } },
-      401: { description: 'invalid_credential' },
-      403: { description: 'forbidden' },
+      [spec.status ?? 200]: { description: 'OK', content: { 'application/json': { schema: envelope } } },
+      400: errorResponse('invalid_request: the message names the parameter or field'),
+      401: errorResponse('invalid_credential: missing, malformed, revoked or expired key'),
+      403: errorResponse('forbidden: the key lacks the scope or does not reach the site'),
+      429: errorResponse('rate_limited: see Retry-After'),
     },
   });
 }
@@ -110,7 +138,7 @@ export class RouteRegistrar {
         const params = req.params as Record<string, string>;
         const result = await spec.handler({ app, principal, site: site as Site, query, body, params, req, res });
         const meta = { ...(site ? { site_id: site.id } : {}), ...(result.meta ?? {}) };
-        res.status(result.status ?? 200).json({ data: result.data, meta });
+        res.status(result.status ?? spec.status ?? 200).json({ data: result.data, meta });
       } catch (err) {
         next(err);
       }

@@ -1,18 +1,23 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { onMetaWrite } from '../clickhouse/meta';
 import { migrate } from '../clickhouse/migrate';
-import { openStore } from '../clickhouse/store';
+import { openStore, type Store } from '../clickhouse/store';
 import type { Config } from '../core/config';
 import { logger } from '../core/logger';
-import { connectRedis } from '../infra/redis';
+import { connectRedis, type RedisHandle } from '../infra/redis';
+import { RedisGeneration } from '../infra/redis-generation';
+import { AUTH_TABLES, AuthCache, LocalGeneration } from '../model/auth-cache';
 import { Repos } from '../model/repos';
 import { startQueues } from '../workers/queues';
 import { startAdminServer } from '../cli/admin/server';
 import { createApp } from './app';
 import type { AppContext } from './context';
 import { RAW_HANDLERS } from './modules';
-import { loadTls } from './tls';
+import { probeRouter } from './probes';
+import { loadTls, type TlsPair } from './tls';
 
 export interface Running {
   ctx: AppContext;
@@ -21,61 +26,102 @@ export interface Running {
   stop(): Promise<void>;
 }
 
+/** How long in-flight requests get to finish on shutdown before their connections are cut. */
+const DRAIN_MS = 10_000;
+
 /**
- * Boot the whole service: storage and migrations, Redis and queues, then (for the api role) the HTTPS
- * and plain-HTTP listeners and the admin socket. Tests call this with their own config.
+ * Boot the whole service: storage and migrations, Redis and queues, then (api and all roles) the
+ * HTTPS and plain-HTTP listeners and the admin socket; the worker role listens on the plain port for
+ * the probes only. Whatever was opened is closed again if a later step fails. Tests call this with
+ * their own config.
  */
 export async function startService(config: Config, opts: { redisPrefix?: string } = {}): Promise<Running> {
+  // Checked before anything is opened: a bad TLS setting must not leave storage or Redis behind.
+  const tls = config.role === 'worker' ? null : await loadTls(config);
   const store = openStore({ ...config.clickhouse, dataDir: config.dataDir });
-  await migrate(store);
-  const repos = new Repos(store);
-  const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? 'tally');
-  const runWorkers = config.role !== 'api';
-  const queues = startQueues(redis, { store, repos }, { runWorkers });
-  const ctx: AppContext = { config, store, repos, redis, queues, onShutdown: [] };
-
-  const servers: (http.Server | https.Server)[] = [];
-  let httpsPort = 0;
-  let httpPort = 0;
-  let closeAdmin = async () => undefined as void;
-  if (config.role !== 'worker') {
-    const app = createApp(ctx);
-    const raw = RAW_HANDLERS.map((m) => m(ctx));
-    const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
-      for (const h of raw) if (h(req, res)) return;
-      app(req, res);
-    };
-    const tls = await loadTls(config);
-    const secure = https.createServer({ ...tls }, listener);
-    const plain = http.createServer(listener);
-    httpsPort = await listen(secure, config.httpsPort, config.host);
-    httpPort = await listen(plain, config.httpPort, config.host);
-    servers.push(secure, plain);
-    closeAdmin = await startAdminServer(ctx, config.adminSocket);
-  }
-  logger.info({ httpsPort, httpPort, role: config.role, embedded: store.embedded }, 'tally started');
-
-  let stopping: Promise<void> | null = null;
-  return {
-    ctx,
-    httpsPort,
-    httpPort,
-    stop: () =>
-      (stopping ??= (async () => {
-        // Stop accepting, then flush what was acknowledged, then close storage last.
-        await Promise.all(servers.map((s) => new Promise<void>((r) => { s.close(() => r()); s.closeIdleConnections?.(); })));
-        await closeAdmin();
-        for (const fn of ctx.onShutdown) await fn().catch((err: Error) => logger.error({ err }, 'shutdown hook failed'));
-        await queues.close();
-        await redis.close();
-        await store.close();
-      })()),
+  const closers: (() => Promise<void>)[] = [() => store.close()];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close().catch((err: Error) => logger.error({ err }, 'close failed'));
   };
+  try {
+    await migrate(store);
+    const repos = new Repos(store);
+    const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? config.redisPrefix);
+    closers.push(() => redis.close());
+    const stopAuthCache = attachAuthCache(repos, store, redis);
+    closers.push(async () => stopAuthCache());
+    const queues = startQueues(redis, { store, repos }, { runWorkers: config.role !== 'api' });
+    closers.push(() => queues.close());
+    const ctx: AppContext = { config, store, repos, redis, queues, onShutdown: [] };
+    // Shutdown hooks (ingest flushes) run after the listeners stop and before queues and storage close.
+    closers.push(async () => {
+      for (const fn of ctx.onShutdown) await fn().catch((err: Error) => logger.error({ err }, 'shutdown hook failed'));
+    });
+    const ports = tls ? await serveApi(ctx, tls, closers) : await serveProbes(ctx, closers);
+    logger.info({ ...ports, role: config.role, embedded: store.embedded }, 'tally started');
+    let stopping: Promise<void> | null = null;
+    return { ctx, ...ports, stop: () => (stopping ??= closeAll()) };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
 }
 
-function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
+async function serveApi(ctx: AppContext, tls: TlsPair, closers: (() => Promise<void>)[]) {
+  const app = createApp(ctx);
+  const raw = RAW_HANDLERS.map((m) => m(ctx));
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    for (const h of raw) if (h(req, res)) return;
+    app(req, res);
+  };
+  const secure = https.createServer({ ...tls }, listener);
+  const plain = http.createServer(listener);
+  const httpsPort = await listen(secure, ctx.config.httpsPort, ctx.config.host, closers);
+  const httpPort = await listen(plain, ctx.config.httpPort, ctx.config.host, closers);
+  const closeAdmin = await startAdminServer(ctx, ctx.config.adminSocket);
+  closers.push(closeAdmin);
+  return { httpsPort, httpPort };
+}
+
+/** The worker role: /healthz and /readyz on the plain port, for orchestrators. */
+async function serveProbes(ctx: AppContext, closers: (() => Promise<void>)[]) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(probeRouter(ctx));
+  app.use((_req, res) => void res.status(404).json({ error: { code: 'not_found', message: 'The worker role serves /healthz and /readyz only.' } }));
+  const httpPort = await listen(http.createServer(app), ctx.config.httpPort, ctx.config.host, closers);
+  return { httpsPort: 0, httpPort };
+}
+
+/**
+ * Embedded storage means one process, so the cache's generation is local; with a ClickHouse server
+ * several processes write metadata, so it lives in Redis (see model/auth-cache.ts).
+ */
+function attachAuthCache(repos: Repos, store: Store, redis: RedisHandle): () => void {
+  const cache = new AuthCache(store.embedded ? new LocalGeneration() : new RedisGeneration(redis));
+  repos.authCache = cache;
+  return onMetaWrite(async (change) => {
+    if (change.database === store.database && AUTH_TABLES.has(change.table)) await cache.invalidate();
+  });
+}
+
+/** Listen, and register the matching close: stop accepting, let in-flight requests finish, then cut. */
+async function listen(server: http.Server, port: number, host: string, closers: (() => Promise<void>)[]): Promise<number> {
+  const bound = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+        cut.unref();
+        server.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  );
+  return bound;
 }

@@ -16,6 +16,14 @@ function fail(code: string, message: string): never {
   process.exit(1);
 }
 
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 function call(command: string, args: Record<string, string | undefined>, body?: Readable): Promise<void> {
   const qs = new URLSearchParams(Object.entries(args).filter((e): e is [string, string] => e[1] !== undefined));
   return new Promise((resolve) => {
@@ -30,8 +38,8 @@ function call(command: string, args: Record<string, string | undefined>, body?: 
             process.stdout.write(text.trim() + '\n');
             return resolve();
           }
-          process.stderr.write(text.trim() + '\n');
-          process.exit(1);
+          const error = (parse(text) as { error?: { code?: string; message?: string } } | undefined)?.error;
+          fail(error?.code ?? 'internal', error?.message ?? `the server answered ${res.statusCode}: ${text.trim().slice(0, 200)}`);
         });
       },
     );

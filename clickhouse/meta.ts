@@ -1,5 +1,38 @@
 import { nextVersion } from '../core/ids';
+import { logger } from '../core/logger';
 import type { Params, Store } from './store';
+
+/** A metadata row was written (put or remove). `id` is the row's `id` column when it has one. */
+export interface MetaChange {
+  database: string;
+  table: string;
+  id?: string;
+}
+export type MetaWriteListener = (change: MetaChange) => void | Promise<void>;
+
+const writeListeners = new Set<MetaWriteListener>();
+
+/**
+ * Caches of metadata (the auth cache, ingest's site settings) subscribe here. A writer awaits its
+ * listeners before its write returns, so a cache is invalid by the time the caller hears "done".
+ * TRAP: this only works if metadata is written through MetaTable, never with store.insert directly.
+ */
+export function onMetaWrite(fn: MetaWriteListener): () => void {
+  writeListeners.add(fn);
+  return () => writeListeners.delete(fn);
+}
+
+async function notify(change: MetaChange): Promise<void> {
+  await Promise.all(
+    [...writeListeners].map(async (fn) => {
+      try {
+        await fn(change);
+      } catch (err) {
+        logger.warn({ err: (err as Error).message, table: change.table }, 'metadata change listener failed');
+      }
+    }),
+  );
+}
 
 /**
  * A metadata table: ReplacingMergeTree(version, is_deleted) read with FINAL. `put` writes the whole
@@ -15,11 +48,18 @@ export class MetaTable<Row extends object> {
 
   async put(row: Row): Promise<Row> {
     await this.store.insert(this.name, [{ ...row, version: nextVersion(), is_deleted: 0 }]);
+    await this.changed(row);
     return row;
   }
 
   async remove(row: Row): Promise<void> {
     await this.store.insert(this.name, [{ ...row, version: nextVersion(), is_deleted: 1 }]);
+    await this.changed(row);
+  }
+
+  private changed(row: Row): Promise<void> {
+    const id = (row as { id?: unknown }).id;
+    return notify({ database: this.store.database, table: this.name, ...(typeof id === 'string' ? { id } : {}) });
   }
 
   async select(where = '1', params: Params = {}, tail = ''): Promise<Row[]> {

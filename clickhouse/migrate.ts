@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../core/paths';
 import { logger } from '../core/logger';
-import { renderMigration } from './render';
+import { renderMigration, type RenderTarget } from './render';
 import type { Store } from './store';
 
 export interface Migration {
@@ -15,25 +15,37 @@ const FILE_RE = /^(\d{4})_([\w-]+)\.sql$/;
 
 /** Numbered SQL files under clickhouse/migrations, in order. */
 export function loadMigrations(dir = path.join(projectRoot(), 'clickhouse', 'migrations')): Migration[] {
-  return readdirSync(dir)
+  const all = readdirSync(dir)
     .map((f) => ({ f, m: FILE_RE.exec(f) }))
     .filter((x): x is { f: string; m: RegExpExecArray } => x.m !== null)
     .map(({ f, m }) => ({ version: Number(m[1]), name: m[2], sql: readFileSync(path.join(dir, f), 'utf8') }))
     .sort((a, b) => a.version - b.version);
+  // TRAP: two branches picking the same number would silently skip one file once the other is recorded.
+  const clash = all.find((m, i) => i > 0 && all[i - 1].version === m.version);
+  if (clash) throw new Error(`two migrations share number ${clash.version}: give each branch its own range`);
+  return all;
+}
+
+/** The table that records applied migrations; rendered like any migration (replicated in cluster mode). */
+export const SCHEMA_MIGRATIONS_SQL = `CREATE TABLE IF NOT EXISTS {db}.schema_migrations {on_cluster}
+(
+    version UInt32, name String, applied_at DateTime64(3, 'UTC')
+) ENGINE = ReplacingMergeTree ORDER BY version;`;
+
+/** Every statement a fresh database receives, in order: what the golden DDL test pins. */
+export function renderAll(target: RenderTarget, migrations = loadMigrations()): string[] {
+  const onCluster = target.cluster ? ` ON CLUSTER ${target.cluster}` : '';
+  return [
+    `CREATE DATABASE IF NOT EXISTS ${target.database}${onCluster}`,
+    ...renderMigration(SCHEMA_MIGRATIONS_SQL, target),
+    ...migrations.flatMap((m) => renderMigration(m.sql, target)),
+  ];
 }
 
 /** Apply every migration not yet recorded in schema_migrations; each is applied once. */
 export async function migrate(store: Store, migrations = loadMigrations()): Promise<number[]> {
-  const target = { database: store.database, cluster: store.cluster };
-  const onCluster = store.cluster ? `ON CLUSTER ${store.cluster}` : '';
-  await store.command(`CREATE DATABASE IF NOT EXISTS ${store.database} ${onCluster}`);
-  for (const stmt of renderMigration(
-    `CREATE TABLE IF NOT EXISTS {db}.schema_migrations {on_cluster} (version UInt32, name String, applied_at DateTime64(3, 'UTC'))
-     ENGINE = ReplacingMergeTree ORDER BY version;`,
-    target,
-  )) {
-    await store.command(stmt);
-  }
+  const target: RenderTarget = { database: store.database, cluster: store.cluster };
+  for (const stmt of renderAll(target, [])) await store.command(stmt);
   const done = new Set(
     (await store.query<{ version: number }>(`SELECT version FROM ${store.table('schema_migrations')} FINAL`)).map((r) => r.version),
   );

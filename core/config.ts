@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /**
@@ -23,21 +24,52 @@ export interface Config {
     cluster?: string;
   };
   redisUrl: string;
+  /** Key prefix for everything Tally keeps in Redis, so deployments can share one Redis. */
+  redisPrefix: string;
   role: Role;
   rateLimitPerMinute: number;
   geoipDb?: string;
   logLevel: string;
 }
 
-function int(name: string, value: string | undefined, fallback: number): number {
+function int(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  if (!/^\d+$/.test(value.trim()) || n < min || n > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
+  }
   return n;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Addresses, CIDR ranges or the names `loopback`, `linklocal`, `uniquelocal` (as Express reads them). */
+function trustProxy(value: string | undefined): string[] {
+  const entries = list(value);
+  const named = new Set(['loopback', 'linklocal', 'uniquelocal']);
+  for (const e of entries) {
+    const [addr, bits] = e.split('/');
+    const ipOk = named.has(e) || isIP(addr) !== 0;
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (isIP(addr) === 6 ? 128 : 32));
+    if (!ipOk || !bitsOk) throw new Error(`TALLY_TRUST_PROXY: "${e}" is not an address, a CIDR range or loopback|linklocal|uniquelocal`);
+  }
+  return entries;
 }
 
 function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function redisPrefix(value: string | undefined): string {
+  const prefix = value || 'tally';
+  if (!/^[\w.-]{1,64}$/.test(prefix)) throw new Error(`TALLY_REDIS_PREFIX must be 1-64 letters, digits, _ . or -, got "${prefix}"`);
+  return prefix;
+}
+
+function logLevel(value: string | undefined): string {
+  const level = value || 'info';
+  if (!LOG_LEVELS.includes(level)) throw new Error(`TALLY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  return level;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -51,11 +83,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     dataDir,
     host: env.TALLY_HOST ?? '0.0.0.0',
-    httpsPort: int('TALLY_HTTPS_PORT', env.TALLY_HTTPS_PORT, 8443),
-    httpPort: int('TALLY_HTTP_PORT', env.TALLY_HTTP_PORT, 8080),
+    httpsPort: int('TALLY_HTTPS_PORT', env.TALLY_HTTPS_PORT, 8443, 0, 65535),
+    httpPort: int('TALLY_HTTP_PORT', env.TALLY_HTTP_PORT, 8080, 0, 65535),
     tlsCert: env.TALLY_TLS_CERT || undefined,
     tlsKey: env.TALLY_TLS_KEY || undefined,
-    trustProxy: list(env.TALLY_TRUST_PROXY),
+    trustProxy: trustProxy(env.TALLY_TRUST_PROXY),
     adminSocket: env.TALLY_ADMIN_SOCKET || path.join(dataDir, 'admin.sock'),
     clickhouse: {
       url: env.CLICKHOUSE_URL || undefined,
@@ -65,9 +97,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cluster: env.CLICKHOUSE_CLUSTER || undefined,
     },
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
+    redisPrefix: redisPrefix(env.TALLY_REDIS_PREFIX),
     role,
-    rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600),
+    rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600, 1),
     geoipDb: env.TALLY_GEOIP_DB || undefined,
-    logLevel: env.TALLY_LOG_LEVEL ?? 'info',
+    logLevel: logLevel(env.TALLY_LOG_LEVEL),
   };
 }

@@ -3,6 +3,7 @@ import type { Store } from '../clickhouse/store';
 import { ALL_SCOPES, type Role, type Scope, type SessionStrategy, type Site } from '../core/domain';
 import { newId } from '../core/ids';
 import { nowMs } from '../core/clock';
+import type { AuthCache } from './auth-cache';
 import { generateToken, hashToken } from './keys';
 
 /** Row shapes as stored. Booleans are UInt8, timestamps DateTime64 text. */
@@ -53,6 +54,8 @@ export class Repos {
   readonly memberships: MetaTable<MembershipRow>;
   readonly sites: MetaTable<SiteRow>;
   readonly keys: MetaTable<KeyRow>;
+  /** Set by the runtime: makes site lookups on the request path cheap (see auth-cache.ts). */
+  authCache?: AuthCache;
 
   constructor(readonly store: Store) {
     this.orgs = new MetaTable(store, 'orgs', cols<OrgRow>('id', 'name', 'retention_days', 'created_at'));

@@ -5,6 +5,8 @@ import type { RedisHandle } from '../infra/redis';
 import { JOBS } from './registry';
 import type { JobDefinition, WorkerContext } from './types';
 
+const ENQUEUE_TIMEOUT_MS = 3000;
+
 export interface Queues {
   /** False while Redis is unreachable; callers answer 503 queue_unavailable. */
   available(): boolean;
@@ -59,10 +61,18 @@ export function startQueues(
       const q = queues.get(queue);
       if (!q) throw new Error(`unknown queue ${queue}`);
       if (!redis.isUp()) throw queueUnavailable();
+      // TRAP: the queue connection retries forever (BullMQ needs that), so an add issued just as
+      // Redis drops would hang the request; give up after ENQUEUE_TIMEOUT_MS and answer 503.
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('enqueue timed out')), ENQUEUE_TIMEOUT_MS);
+      });
       try {
-        await q.add(queue, payload, jobId ? { jobId } : undefined);
+        await Promise.race([q.add(queue, payload, jobId ? { jobId } : undefined), timedOut]);
       } catch {
         throw queueUnavailable();
+      } finally {
+        clearTimeout(timer);
       }
     },
     definition: (queue) => jobs.find((j) => j.queue === queue),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
-import { invalidRequest } from '../../core/errors';
+import { conflict, invalidRequest } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
 import type { RouteRegistrar } from '../route';
 
@@ -17,7 +17,7 @@ function list(name: string, max: number, item: z.ZodType<string, string>, fix: (
   return z
     .array(z.string().trim().min(1, `${name} entries must not be empty`).max(300))
     .transform((xs) => [...new Set(xs.map((x) => fix(x.toLowerCase())))])
-    .pipe(z.array(item).max(max, `${name} allows at most ${max} entries`));
+    .pipe(z.array(item).max(max, `at most ${max} entries are allowed`));
 }
 
 const withSlash = (p: string) => (p.startsWith('/') ? p : '/' + p);
@@ -53,7 +53,7 @@ export const settingsResponse = (s: Site) => ({
 export function applySettings(site: Site, patch: z.infer<typeof SettingsPatch>): Site | string {
   const next = { ...site, ...patch } as Site;
   const allowed = [...new Set([next.domain, ...(patch.allowed_hostnames ?? site.allowed_hostnames)])];
-  if (allowed.length > 25) return 'allowed_hostnames allows at most 25 entries, the site domain included';
+  if (allowed.length > 25) return 'allowed_hostnames: at most 25 entries are allowed, the site domain included';
   return { ...next, allowed_hostnames: allowed };
 }
 
@@ -72,9 +72,8 @@ export function settingsRoutes(r: RouteRegistrar, out: typeof settingsResponse):
     async handler({ app, site, body }) {
       if (body.domain && body.domain !== site.domain) {
         const other = await app.repos.siteByDomain(body.domain);
-        if (other && other.id !== site.id) {
-          throw invalidRequest(`domain: another site already uses "${body.domain}"`);
-        }
+        // Domains are global: the collection endpoint finds a site by its domain alone.
+        if (other && other.id !== site.id) throw conflict('conflict', `domain: a site for "${body.domain}" already exists`);
       }
       const next = applySettings(site, body);
       if (typeof next === 'string') {

@@ -34,7 +34,7 @@ export default function sitesRoutes(r: RouteRegistrar): void {
   });
 
   r.route({
-    method: 'post', path: '/sites', summary: 'Create a site', tag: 'sites', scope: 'sites:write',
+    method: 'post', path: '/sites', summary: 'Create a site', tag: 'sites', scope: 'sites:write', status: 201,
     body: CreateSite, response: SiteOut,
     async handler({ app, principal, body }) {
       if (await app.repos.siteByDomain(body.domain)) throw conflict('conflict', `A site for "${body.domain}" already exists.`);

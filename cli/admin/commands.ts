@@ -60,7 +60,11 @@ export const COMMANDS: Record<string, AdminCommand> = {
     }),
     async run(ctx, a) {
       await requireOrg(ctx, a.org);
-      const u = await ctx.repos.createUser(a.org, a.email.toLowerCase(), a.role as 'owner');
+      const email = a.email.toLowerCase();
+      const memberIds = (await ctx.repos.memberships.select('org_id = {o:UUID}', { o: a.org })).map((m) => m.user_id);
+      const taken = memberIds.length > 0 && (await ctx.repos.users.one('email = {e:String} AND id IN {ids:Array(UUID)}', { e: email, ids: memberIds }));
+      if (taken) throw new AppError(409, 'conflict', `${email} is already a member of this organisation`);
+      const u = await ctx.repos.createUser(a.org, email, a.role as 'owner');
       return { id: u.id, email: u.email, role: u.role };
     },
   }),

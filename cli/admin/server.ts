@@ -2,8 +2,8 @@ import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AppContext } from '../../api/context';
-import { formatZodError } from '../../api/route';
-import { AppError } from '../../core/errors';
+import type { z } from 'zod';
+import { AppError, invalidRequest } from '../../core/errors';
 import { logger } from '../../core/logger';
 import { COMMANDS } from './commands';
 
@@ -24,6 +24,14 @@ export async function startAdminServer(ctx: AppContext, socketPath: string): Pro
   return () => new Promise<void>((r) => server.close(() => r()));
 }
 
+/** The first problem, named by its command-line flag: `--domain: must be a bare hostname ...`. */
+function flagError(error: z.ZodError): AppError {
+  const first = error.issues[0];
+  const flag = first?.path.length ? `--${first.path.join('.')}` : 'arguments';
+  const message = first?.message ?? 'invalid';
+  return invalidRequest(message.startsWith('--') ? message : `${flag}: ${message}`);
+}
+
 async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.ServerResponse) {
   const send = (status: number, body: object) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -35,7 +43,7 @@ async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.Serv
     const command = COMMANDS[name];
     if (!command || req.method !== 'POST') throw new AppError(404, 'not_found', `unknown command "${name}"`);
     const parsed = command.args.safeParse(Object.fromEntries(url.searchParams));
-    if (!parsed.success) throw formatZodError(parsed.error, 'query');
+    if (!parsed.success) throw flagError(parsed.error);
     send(200, await command.run(ctx, parsed.data, req));
   } catch (err) {
     if (err instanceof AppError) return send(err.status, err.toBody());

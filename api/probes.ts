@@ -1,0 +1,20 @@
+import express from 'express';
+import type { AppContext } from './context';
+
+/**
+ * Liveness and readiness, on both ports and in every role (the worker role serves only these).
+ * Readiness follows storage alone: with Redis down the service still serves reads and ingest, so it
+ * stays in rotation and reports `redis: "down"`.
+ */
+export function probeRouter(ctx: AppContext): express.Router {
+  const router = express.Router();
+  router.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  router.get('/readyz', async (_req, res) => {
+    const storage = await ctx.store.ping();
+    const redis = ctx.redis.isUp();
+    res.status(storage ? 200 : 503).json({
+      status: storage ? 'ready' : 'not_ready', storage: storage ? 'up' : 'down', redis: redis ? 'up' : 'down',
+    });
+  });
+  return router;
+}

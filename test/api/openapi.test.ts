@@ -1,0 +1,53 @@
+import { registeredRoutes } from '../../api/route';
+import { startTestService, type TestService } from '../support/harness';
+
+/** The OpenAPI 3.1 document is generated from the same zod schemas the routes parse with. */
+let svc: TestService;
+let doc: any;
+beforeAll(async () => {
+  svc = await startTestService();
+  const res = await svc.api('GET', '/openapi.json');
+  expect(res.status).toBe(200);
+  doc = res.body;
+});
+afterAll(() => svc.stop());
+
+test('it is OpenAPI 3.1 with bearer security, served over HTTPS without a key', () => {
+  expect(doc.openapi).toBe('3.1.0');
+  expect(doc.servers).toEqual([{ url: '/api/v1' }]);
+  expect(doc.security).toEqual([{ bearer: [] }]);
+  expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+});
+
+test('every registered route is in it, once, with its scope and the error responses', () => {
+  const routes = registeredRoutes();
+  expect(routes.length).toBeGreaterThan(0);
+  const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
+  expect(documented.sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
+  for (const r of routes) {
+    const op = doc.paths[r.path][r.method];
+    if (r.scope) expect(op.summary).toContain(`(needs ${r.scope})`);
+    for (const status of ['400', '401', '403', '429']) {
+      expect(op.responses[status].content['application/json'].schema.properties.error.$ref).toBe('#/components/schemas/Error');
+    }
+  }
+});
+
+test('write bodies refuse unknown fields in the document too, and write responses list the error object', () => {
+  const body = doc.paths['/sites/{siteId}/settings'].patch.requestBody.content['application/json'].schema;
+  expect(body.additionalProperties).toBe(false);
+  expect(Object.keys(body.properties)).toEqual(expect.arrayContaining([
+    'name', 'domain', 'excluded_paths', 'session_strategy', 'allowed_hostnames', 'excluded_countries', 'excluded_hostnames',
+  ]));
+  const ok = doc.paths['/sites/{siteId}/settings'].patch.responses['200'].content['application/json'].schema;
+  expect(Object.keys(ok.properties)).toEqual(['data', 'meta', 'error']);
+  expect(doc.paths['/sites'].post.responses['201']).toBeDefined();
+});
+
+test('path ids are uuids and paging parameters carry their bounds', () => {
+  const params = doc.paths['/team/members/{userId}/sites'].patch.parameters;
+  expect(params).toEqual([expect.objectContaining({ name: 'userId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } })]);
+  const q = Object.fromEntries(doc.paths['/sites'].get.parameters.map((p: any) => [p.name, p.schema]));
+  expect(q.limit).toEqual({ type: 'integer', minimum: 1, maximum: 1000, default: 100 });
+  expect(q.offset).toEqual({ type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 });
+});

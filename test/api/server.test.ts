@@ -1,0 +1,197 @@
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
+import { generate } from 'selfsigned';
+import { z } from 'zod';
+import { API_ROUTES } from '../../api/modules';
+import type { RouteRegistrar } from '../../api/route';
+import { startTestService, type TestService } from '../support/harness';
+import { request } from '../support/http';
+
+/** The server of PRODUCT.md §2: HTTPS, plain HTTP refusal, proxies, probes, errors, shutdown. */
+
+// A test-only route whose handler fails the way a bug would: the service must answer 500 without a trace.
+API_ROUTES.push((r: RouteRegistrar) =>
+  r.route({
+    method: 'get', path: '/test-only/crash', summary: 'test only', scope: 'analytics:read', query: z.object({}),
+    async handler() {
+      throw new Error('boom at /secret/path.ts:12');
+    },
+  }),
+);
+
+// And one that takes its time, to prove shutdown lets in-flight requests finish.
+API_ROUTES.push((r: RouteRegistrar) =>
+  r.route({
+    method: 'get', path: '/test-only/slow', summary: 'test only', scope: 'analytics:read', query: z.object({}),
+    async handler() {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return { data: 'finished' };
+    },
+  }),
+);
+
+let svc: TestService;
+let token: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  token = (await svc.tenant()).token;
+});
+afterAll(() => svc.stop());
+
+function servedCertificate(port: number): Promise<X509Certificate> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const raw = socket.getPeerCertificate().raw;
+      socket.end();
+      resolve(new X509Certificate(raw));
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('probes', () => {
+  test.each(['base', 'plainBase'] as const)('/healthz and /readyz answer on the %s port', async (which) => {
+    const base = svc[which];
+    expect((await request('GET', `${base}/healthz`)).body).toEqual({ status: 'ok' });
+    const ready = await request('GET', `${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready', storage: 'up', redis: 'up' });
+  });
+});
+
+describe('plain HTTP', () => {
+  test.each([
+    ['GET', '/api/v1/sites'],
+    ['GET', '/api/v1/no-such-endpoint'],
+    ['POST', '/api/v1/sites'],
+    ['GET', '/api/v1/openapi.json'],
+  ])('%s %s is 403 https_required, never a redirect, even with a valid key', async (method, p) => {
+    const res = await request(method, `${svc.plainBase}${p}`, { token, body: method === 'POST' ? { domain: 'x.example.com' } : undefined });
+    expect(res.status).toBe(403);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.body).toEqual({ error: { code: 'https_required', message: expect.any(String) } });
+  });
+
+  test('X-Forwarded-Proto from an untrusted peer changes nothing', async () => {
+    const res = await request('GET', `${svc.plainBase}/api/v1/sites`, { token, headers: { 'x-forwarded-proto': 'https' } });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('TALLY_TRUST_PROXY', () => {
+  let proxied: TestService;
+  beforeAll(async () => {
+    proxied = await startTestService({ TALLY_TRUST_PROXY: '127.0.0.1' });
+  });
+  afterAll(() => proxied.stop());
+
+  test('a trusted proxy that terminated TLS is believed; without its header the request is plain HTTP', async () => {
+    const t = await proxied.tenant();
+    const url = `${proxied.plainBase}/api/v1/sites`;
+    const viaProxy = await request('GET', url, { token: t.token, headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' } });
+    expect(viaProxy.status).toBe(200);
+    expect((await request('GET', url, { token: t.token })).status).toBe(403);
+    expect((await request('GET', url, { token: t.token, headers: { 'x-forwarded-proto': 'http' } })).status).toBe(403);
+  });
+});
+
+describe('TLS', () => {
+  test('without TALLY_TLS_* a self-signed pair is generated into the data dir and served', async () => {
+    const dir = path.join(svc.config.dataDir, 'tls');
+    const onDisk = new X509Certificate(readFileSync(path.join(dir, 'self-signed.crt')));
+    const served = await servedCertificate(svc.running.httpsPort);
+    expect(served.fingerprint256).toBe(onDisk.fingerprint256);
+    expect(served.subjectAltName).toContain('IP Address:127.0.0.1');
+    expect(served.subjectAltName).toContain('DNS:localhost');
+  });
+
+  test('the generated pair is reused by the next start', async () => {
+    const again = await startTestService();
+    try {
+      const a = await servedCertificate(svc.running.httpsPort);
+      const b = await servedCertificate(again.running.httpsPort);
+      expect(b.fingerprint256).toBe(a.fingerprint256);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  test('TALLY_TLS_CERT and TALLY_TLS_KEY are served when set; one without the other is refused', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tally-tls-'));
+    const pems = await generate([{ name: 'commonName', value: 'operator.test' }], { keySize: 2048 } as Parameters<typeof generate>[1]);
+    writeFileSync(path.join(dir, 'c.pem'), pems.cert);
+    writeFileSync(path.join(dir, 'k.pem'), pems.private);
+    const own = await startTestService({ TALLY_TLS_CERT: path.join(dir, 'c.pem'), TALLY_TLS_KEY: path.join(dir, 'k.pem') });
+    try {
+      const served = await servedCertificate(own.running.httpsPort);
+      expect(served.fingerprint256).toBe(new X509Certificate(pems.cert).fingerprint256);
+    } finally {
+      await own.stop();
+    }
+    await expect(startTestService({ TALLY_TLS_CERT: path.join(dir, 'c.pem') })).rejects.toThrow(/TALLY_TLS_CERT and TALLY_TLS_KEY must be set together/);
+  });
+});
+
+describe('requests and errors', () => {
+  test('every response carries a request id; a sane incoming one is kept, anything else replaced', async () => {
+    const fresh = await svc.api('GET', '/sites', { token });
+    expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const kept = await svc.api('GET', '/sites', { token, headers: { 'x-request-id': 'trace-abc_123' } });
+    expect(kept.headers['x-request-id']).toBe('trace-abc_123');
+    const replaced = await svc.api('GET', '/sites', { token, headers: { 'x-request-id': 'bad id\twith spaces' } });
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test('unknown endpoints and pages are JSON 404s', async () => {
+    const api = await svc.api('GET', '/nothing-here', { token });
+    expect(api.status).toBe(404);
+    expect(api.body.error.code).toBe('not_found');
+    const page = await request('GET', `${svc.base}/nothing-here`);
+    expect(page.status).toBe(404);
+    expect(page.body.error.code).toBe('not_found');
+  });
+
+  test('a failing handler answers 500 internal with the request id and no stack trace', async () => {
+    const res = await svc.api('GET', '/test-only/crash', { token });
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ error: { code: 'internal', message: expect.stringContaining('X-Request-Id') } });
+    expect(res.text).not.toMatch(/boom|secret|\.ts:\d+/);
+  });
+
+  test('the envelope is {data, meta}; errors are {error: {code, message}}', async () => {
+    const ok = await svc.api('GET', '/sites', { token });
+    expect(Object.keys(ok.body).sort()).toEqual(['data', 'meta']);
+    const bad = await svc.api('GET', '/sites?limit=0', { token });
+    expect(Object.keys(bad.body)).toEqual(['error']);
+    expect(Object.keys(bad.body.error).sort()).toEqual(['code', 'details', 'message']);
+  });
+});
+
+describe('graceful shutdown', () => {
+  test('stop() runs the shutdown hooks while storage is still open, then closes the ports', async () => {
+    const s = await startTestService();
+    let hookSaw: unknown = null;
+    s.running.ctx.onShutdown.push(async () => {
+      hookSaw = await s.running.ctx.store.query('SELECT 1 AS one');
+    });
+    await s.stop();
+    expect(hookSaw).toEqual([{ one: 1 }]);
+    await expect(request('GET', `${s.base}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(request('GET', `${s.plainBase}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  test('a request in flight when shutdown begins still gets its answer', async () => {
+    const s = await startTestService();
+    const t = await s.tenant();
+    const inflight = s.api('GET', '/test-only/slow', { token: t.token });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stopped = s.stop();
+    const res = await inflight;
+    await stopped;
+    expect(res.status).toBe(200);
+    expect(res.body.data).toBe('finished');
+  });
+});

@@ -1,0 +1,72 @@
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+
+/** GET /sites (any key, the sites it reaches) and POST /sites (sites:write). */
+let svc: TestService;
+let t: Tenant;
+beforeAll(async () => {
+  svc = await startTestService();
+  t = await svc.tenant({ sites: 3, scopes: ['sites:write'] });
+});
+afterAll(() => svc.stop());
+
+test('GET /sites pages the reached sites; has_more is measured', async () => {
+  const all = await svc.api('GET', '/sites', { token: t.token });
+  expect(all.body.data.map((s: { id: string }) => s.id)).toEqual(t.siteIds);
+  expect(all.body.data[0]).toEqual({
+    id: t.siteIds[0], domain: t.domain, name: t.domain, timezone: 'UTC', currency: 'USD', active: true, created_at: expect.any(String),
+  });
+  const p1 = await svc.api('GET', '/sites?limit=2', { token: t.token });
+  expect(p1.body.meta).toEqual({ page: { limit: 2, offset: 0, has_more: true } });
+  const p2 = await svc.api('GET', '/sites?limit=2&offset=2', { token: t.token });
+  expect(p2.body.data.map((s: { id: string }) => s.id)).toEqual([t.siteIds[2]]);
+  expect(p2.body.meta.page.has_more).toBe(false);
+  const exact = await svc.api('GET', '/sites?limit=3', { token: t.token });
+  expect(exact.body.meta.page.has_more).toBe(false);
+});
+
+test.each(['limit=0', 'limit=1001', 'limit=abc', 'offset=-1', 'limit=1.5'])('GET /sites?%s is a 400 naming the parameter', async (qs) => {
+  const res = await svc.api('GET', `/sites?${qs}`, { token: t.token });
+  expect(res.status).toBe(400);
+  expect(res.body.error.message).toMatch(new RegExp(`^${qs.split('=')[0]}: `));
+});
+
+test('GET /sites needs no particular scope and lists only the key reach', async () => {
+  const plain = await t.key({ scopes: ['analytics:read'], sites: [t.siteIds[1]] });
+  const res = await svc.api('GET', '/sites', { token: plain.token });
+  expect(res.body.data.map((s: { id: string }) => s.id)).toEqual([t.siteIds[1]]);
+});
+
+test('POST /sites creates a site that every all-sites key reaches at once', async () => {
+  const res = await svc.api('POST', '/sites', {
+    token: t.token, body: { domain: 'New.Example.org', name: 'New', timezone: 'Europe/Paris', currency: 'eur' },
+  });
+  expect(res.status).toBe(201);
+  expect(res.body).toEqual({
+    data: { id: expect.any(String), domain: 'new.example.org', name: 'New', timezone: 'Europe/Paris', currency: 'EUR', active: true, created_at: expect.any(String) },
+    meta: { site_id: res.body.data.id },
+  });
+  const listed = await svc.api('GET', '/sites', { token: t.token });
+  expect(listed.body.data.map((s: { id: string }) => s.id)).toContain(res.body.data.id);
+  const settings = await t.key({ scopes: ['settings:read'] });
+  expect((await svc.api('GET', `/sites/${res.body.data.id}/settings`, { token: settings.token })).body.data.allowed_hostnames).toEqual(['new.example.org']);
+});
+
+test('POST /sites refuses a taken domain (409), a bad domain, unknown fields and a bad timezone (400)', async () => {
+  expect((await svc.api('POST', '/sites', { token: t.token, body: { domain: t.domain } })).status).toBe(409);
+  for (const [body, msg] of [
+    [{}, /^domain: /],
+    [{ domain: 'http://x.example.com' }, /^domain: must be a bare hostname/],
+    [{ domain: 'y.example.com', org_id: t.orgId }, /^body: unexpected field\(s\) "org_id"/],
+    [{ domain: 'y.example.com', timezone: 'Nowhere/Land' }, /^timezone: /],
+    [{ domain: 'y.example.com', currency: 'EURO' }, /^currency: /],
+  ] as const) {
+    const res = await svc.api('POST', '/sites', { token: t.token, body });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(msg);
+  }
+});
+
+test('POST /sites needs sites:write', async () => {
+  const reader = await t.key({ scopes: ['sites:read'] });
+  expect((await svc.api('POST', '/sites', { token: reader.token, body: { domain: 'z.example.com' } })).status).toBe(403);
+});

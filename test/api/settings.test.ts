@@ -1,0 +1,149 @@
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+
+/** GET/PATCH /sites/{siteId}/settings: every normalisation rule and limit of the spec. */
+let svc: TestService;
+let t: Tenant;
+let siteUrl: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  t = await svc.tenant({ domain: 'shop.example.com', scopes: ['settings:write'] });
+  siteUrl = `/sites/${t.siteId}/settings`;
+});
+afterAll(() => svc.stop());
+
+const patch = (body: unknown, token = t.token) => svc.api('PATCH', siteUrl, { token, body });
+const many = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
+const countries = many(26 * 26, (i) => String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26)));
+
+test('GET answers the settings object with active, and meta.site_id', async () => {
+  const res = await svc.api('GET', siteUrl, { token: t.token });
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual({
+    data: {
+      name: 'shop.example.com', domain: 'shop.example.com', timezone: 'UTC', currency: 'USD', active: true,
+      excluded_paths: [], allowed_hostnames: ['shop.example.com'], excluded_hostnames: [], excluded_countries: [],
+      session_strategy: 'salted_hash',
+    },
+    meta: { site_id: t.siteId },
+  });
+});
+
+test('entries are lower-cased and de-duplicated, a path gets its leading slash', async () => {
+  const res = await patch({
+    excluded_paths: ['Admin/*', '/admin/*', '/Blog/**', 'blog/**', ' /x '],
+    allowed_hostnames: ['WWW.Shop.Example.com', 'www.shop.example.com', 'cdn.example.com'],
+    excluded_hostnames: ['Staging.Example.com', 'staging.example.com'],
+    excluded_countries: ['FR', 'fr', 'De'],
+    session_strategy: 'cookieless_strict',
+    name: '  Shop  ',
+  });
+  expect(res.status).toBe(200);
+  expect(res.body.meta).toEqual({ site_id: t.siteId });
+  expect(res.body.data).toMatchObject({
+    name: 'Shop',
+    excluded_paths: ['/admin/*', '/blog/**', '/x'],
+    allowed_hostnames: ['shop.example.com', 'www.shop.example.com', 'cdn.example.com'],
+    excluded_hostnames: ['staging.example.com'],
+    excluded_countries: ['fr', 'de'],
+    session_strategy: 'cookieless_strict',
+    active: true,
+  });
+  // Saved, not just echoed.
+  expect((await svc.api('GET', siteUrl, { token: t.token })).body.data).toEqual(res.body.data);
+});
+
+test('the site domain is folded into allowed_hostnames on every save and cannot be removed', async () => {
+  const res = await patch({ allowed_hostnames: ['other.example.com'] });
+  expect(res.body.data.allowed_hostnames).toEqual(['shop.example.com', 'other.example.com']);
+  const emptied = await patch({ allowed_hostnames: [] });
+  expect(emptied.body.data.allowed_hostnames).toEqual(['shop.example.com']);
+});
+
+test('a domain change folds the new domain in and moves nothing else', async () => {
+  const other = await svc.tenant({ domain: 'move.example.com', scopes: ['settings:write'] });
+  const url = `/sites/${other.siteId}/settings`;
+  const res = await svc.api('PATCH', url, { token: other.token, body: { domain: 'New.Example.com' } });
+  expect(res.status).toBe(200);
+  expect(res.body.data.domain).toBe('new.example.com');
+  expect(res.body.data.allowed_hostnames).toEqual(['new.example.com', 'move.example.com']);
+  const sites = await svc.api('GET', '/sites', { token: other.token });
+  expect(sites.body.data[0]).toMatchObject({ id: other.siteId, domain: 'new.example.com' });
+});
+
+test('a domain another site already uses is a 409 conflict', async () => {
+  await svc.tenant({ domain: 'taken.example.com' });
+  const res = await patch({ domain: 'taken.example.com' });
+  expect(res.status).toBe(409);
+  expect(res.body.error).toEqual({ code: 'conflict', message: expect.stringContaining('taken.example.com') });
+});
+
+test.each([
+  ['allowed_hostnames', 24, (i: number) => `h${i}.example.com`],
+  ['excluded_paths', 50, (i: number) => `/p${i}`],
+  ['excluded_hostnames', 50, (i: number) => `h${i}.example.com`],
+  ['excluded_countries', 100, (i: number) => countries[i]],
+])('%s accepts its limit and refuses one more', async (field, max, make) => {
+  const ok = await patch({ [field]: many(max, make) });
+  expect(ok.status).toBe(200);
+  const over = await patch({ [field]: many(max + 1, make) });
+  expect(over.status).toBe(400);
+  expect(over.body.error.code).toBe('invalid_request');
+  expect(over.body.error.message).toMatch(new RegExp(`^${field}: at most ${field === 'allowed_hostnames' ? 25 : max} entries`));
+});
+
+test('allowed_hostnames counts the folded domain: 25 with it is fine, 25 besides it is not', async () => {
+  expect((await patch({ allowed_hostnames: ['shop.example.com', ...many(24, (i) => `a${i}.example.com`)] })).status).toBe(200);
+  const over = await patch({ allowed_hostnames: many(25, (i) => `a${i}.example.com`) });
+  expect(over.status).toBe(400);
+  expect(over.body.error.message).toMatch(/^allowed_hostnames: at most 25 entries/);
+});
+
+test('limits apply after de-duplication', async () => {
+  const res = await patch({ excluded_paths: [...many(50, (i) => `/p${i}`), ...many(50, (i) => `/P${i}`)] });
+  expect(res.status).toBe(200);
+  expect(res.body.data.excluded_paths).toHaveLength(50);
+});
+
+test.each([
+  [{ active: false }, /^body: unexpected field\(s\) "active"/],
+  [{ site_id: '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d' }, /^body: unexpected field\(s\) "site_id"/],
+  [{ domain: 'https://shop.example.com/' }, /^domain: must be a bare hostname/],
+  [{ domain: 'shop.example.com:8080' }, /^domain: must be a bare hostname/],
+  [{ allowed_hostnames: ['not a host'] }, /^allowed_hostnames\.0: must be a bare hostname/],
+  [{ excluded_hostnames: 'staging.example.com' }, /^excluded_hostnames: /],
+  [{ excluded_countries: ['USA'] }, /^excluded_countries\.0: two-letter country codes/],
+  [{ excluded_paths: [''] }, /^excluded_paths\.0: excluded_paths entries must not be empty/],
+  [{ excluded_paths: [42] }, /^excluded_paths\.0: /],
+  [{ session_strategy: 'fingerprint' }, /^session_strategy: /],
+  [{ name: '' }, /^name: /],
+  [{ timezone: 'Mars/Olympus' }, /^timezone: unknown IANA timezone/],
+])('%j is refused with 400 naming the field', async (body, message) => {
+  const res = await patch(body);
+  expect(res.status).toBe(400);
+  expect(res.body.error.code).toBe('invalid_request');
+  expect(res.body.error.message).toMatch(message);
+});
+
+test('a body that is not a JSON object is refused with a 4xx, never a 500', async () => {
+  const raw = (text: string, headers?: Record<string, string>) => svc.api('PATCH', siteUrl, { token: t.token, raw: text, headers });
+  expect((await raw('[1,2]')).status).toBe(400);
+  expect((await raw('"x"')).status).toBe(400);
+  expect((await raw('{"name":')).body.error.code).toBe('invalid_json');
+  expect((await raw('name=x', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
+  expect((await raw(JSON.stringify({ name: 'x'.repeat(200_000) }))).status).toBe(413);
+});
+
+test('settings:read may read but not change; changes need settings:write', async () => {
+  const reader = await t.key({ scopes: ['settings:read'] });
+  expect((await svc.api('GET', siteUrl, { token: reader.token })).status).toBe(200);
+  const res = await patch({ name: 'x' }, reader.token);
+  expect(res.status).toBe(403);
+  expect(res.body.error.code).toBe('forbidden');
+});
+
+test('an empty body changes nothing and answers the settings', async () => {
+  const before = (await svc.api('GET', siteUrl, { token: t.token })).body.data;
+  const res = await patch({});
+  expect(res.status).toBe(200);
+  expect(res.body.data).toEqual(before);
+});

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+
+/** GET /team and PATCH /team/members/{userId}/sites: every rule of the spec. */
+let svc: TestService;
+let t: Tenant;
+let member: string;
+let admin: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  t = await svc.tenant({ sites: 3, scopes: ['team:write'] });
+  member = (await svc.admin<{ id: string }>('user create', { org: t.orgId, email: 'Member@Example.com', role: 'member' })).id;
+  admin = (await svc.admin<{ id: string }>('user create', { org: t.orgId, email: 'admin@example.com', role: 'admin' })).id;
+});
+afterAll(() => svc.stop());
+
+const access = (userId: string, body: unknown, token = t.token) =>
+  svc.api('PATCH', `/team/members/${userId}/sites`, { token, body });
+
+test('GET /team lists every member with role and site access, paged', async () => {
+  const res = await svc.api('GET', '/team', { token: t.token });
+  expect(res.status).toBe(200);
+  expect(res.body.data).toEqual([
+    { user_id: t.userId, email: expect.stringMatching(/^owner-/), role: 'owner', sites: null },
+    { user_id: member, email: 'member@example.com', role: 'member', sites: null },
+    { user_id: admin, email: 'admin@example.com', role: 'admin', sites: null },
+  ]);
+  expect(res.body.meta).toEqual({ page: { limit: 100, offset: 0, has_more: false } });
+  const page = await svc.api('GET', '/team?limit=2&offset=1', { token: t.token });
+  expect(page.body.data.map((m: { user_id: string }) => m.user_id)).toEqual([member, admin]);
+  expect(page.body.meta.page).toEqual({ limit: 2, offset: 1, has_more: false });
+  const first = await svc.api('GET', '/team?limit=2', { token: t.token });
+  expect(first.body.meta.page.has_more).toBe(true);
+});
+
+test('a non-empty list confines the member, duplicates collapsed; meta is {}', async () => {
+  const [s1, s2] = t.siteIds;
+  const res = await access(member, { site_ids: [s1, s2, s1, s2.toUpperCase()] });
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual({ data: { user_id: member, sites: [s1, s2] }, meta: {} });
+  const team = await svc.api('GET', '/team', { token: t.token });
+  expect(team.body.data.find((m: { user_id: string }) => m.user_id === member).sites).toEqual([s1, s2]);
+});
+
+test('[] removes the restriction: 200 with sites null, and every site is reachable again', async () => {
+  const [s1, , s3] = t.siteIds;
+  await access(member, { site_ids: [s1] });
+  const key = await t.key({ userId: member });
+  expect((await svc.api('GET', '/sites', { token: key.token })).body.data).toHaveLength(1);
+  const res = await access(member, { site_ids: [] });
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual({ data: { user_id: member, sites: null }, meta: {} });
+  const sites = (await svc.api('GET', '/sites', { token: key.token })).body.data.map((s: { id: string }) => s.id);
+  expect(sites).toContain(s3);
+  expect(sites).toHaveLength(3);
+});
+
+test('a site id of another account, or one that does not exist, is a 400 naming it', async () => {
+  const other = await svc.tenant();
+  const ghost = randomUUID();
+  for (const id of [other.siteId, ghost]) {
+    const res = await access(member, { site_ids: [t.siteIds[0], id] });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({ code: 'invalid_request', message: expect.stringContaining(id), details: { site_id: id } });
+  }
+  // Nothing changed.
+  const team = await svc.api('GET', '/team', { token: t.token });
+  expect(team.body.data.find((m: { user_id: string }) => m.user_id === member).sites).toBeNull();
+});
+
+test('an owner is never scoped: 409 last_owner, with a list or with []', async () => {
+  for (const site_ids of [[t.siteIds[0]], []]) {
+    const res = await access(t.userId, { site_ids });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('last_owner');
+  }
+});
+
+test.each([
+  [{}, /^site_ids: /],
+  [{ site_ids: 'x' }, /^site_ids: /],
+  [{ site_ids: ['nope'] }, /^site_ids\.0: site_ids entries must be uuids/],
+  [{ site_ids: [], sites: [] }, /^body: unexpected field\(s\) "sites"/],
+])('%j is a 400 naming the field', async (body, message) => {
+  const res = await access(member, body);
+  expect(res.status).toBe(400);
+  expect(res.body.error.message).toMatch(message);
+});
+
+test('a user id that is not a uuid is a 400; an unknown member or one of another organisation is a 404', async () => {
+  expect((await access('nope', { site_ids: [] })).status).toBe(400);
+  expect((await access(randomUUID(), { site_ids: [] })).body.error.code).toBe('not_found');
+  const other = await svc.tenant();
+  expect((await access(other.userId, { site_ids: [] })).status).toBe(404);
+});
+
+test('team:read reads, team:write is needed to change access', async () => {
+  const reader = await t.key({ scopes: ['team:read'] });
+  expect((await svc.api('GET', '/team', { token: reader.token })).status).toBe(200);
+  expect((await access(member, { site_ids: [] }, reader.token)).status).toBe(403);
+  const none = await t.key({ scopes: ['sites:read'] });
+  expect((await svc.api('GET', '/team', { token: none.token })).status).toBe(403);
+});
+
+test('a key confined to sites may confine members within its reach, never grant more', async () => {
+  const [s1, s2] = t.siteIds;
+  const confined = await t.key({ scopes: ['team:write'], sites: [s1] });
+  expect((await access(admin, { site_ids: [s1] }, confined.token)).status).toBe(200);
+  const wider = await access(admin, { site_ids: [s1, s2] }, confined.token);
+  expect(wider.status).toBe(403);
+  const everything = await access(admin, { site_ids: [] }, confined.token);
+  expect(everything.status).toBe(403);
+  expect(everything.body.error.code).toBe('forbidden');
+});

@@ -1,0 +1,201 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { request } from '../support/http';
+
+/**
+ * The operator's path, end to end: the built server (`node dist/main.js`) with its own data dir and
+ * ports, and the real `tally` CLI (`node bin/tally.js`) talking to it over the admin socket.
+ */
+const root = path.join(__dirname, '..', '..');
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tally-cli-'));
+let server: ChildProcess;
+let base: string;
+let exitCode: Promise<number | null>;
+const logLines: Record<string, unknown>[] = [];
+let acmeOrg = '';
+
+interface CliResult {
+  code: number;
+  json: any;
+  stdout: string;
+  stderr: string;
+}
+
+function tally(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(root, 'bin/tally.js'), ...args], {
+      env: { ...process.env, TALLY_DATA_DIR: dataDir, ...env }, stdio: 'pipe',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.on('close', (code) => {
+      const text = (code === 0 ? stdout : stderr).trim();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: code ?? -1, json, stdout, stderr });
+    });
+  });
+}
+
+const ok = async (args: string[]) => {
+  const r = await tally(args);
+  if (r.code !== 0) throw new Error(`tally ${args.join(' ')} failed: ${r.stderr}`);
+  expect(r.stderr).toBe('');
+  expect(r.stdout.trim().split('\n')).toHaveLength(1); // one JSON object
+  return r.json;
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealth(deadlineMs: number): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end) {
+    if (server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}`);
+    try {
+      if ((await request('GET', `${base}/healthz`)).status === 200) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the server did not answer /healthz within 30 s');
+}
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 'inherit' });
+  const [httpsPort, httpPort] = [await freePort(), await freePort()];
+  base = `https://127.0.0.1:${httpsPort}`;
+  server = spawn(process.execPath, [path.join(root, 'dist/main.js')], {
+    env: {
+      ...process.env, NODE_ENV: 'production', TALLY_LOG_LEVEL: 'info', TALLY_DATA_DIR: dataDir, TALLY_HOST: '127.0.0.1',
+      TALLY_HTTPS_PORT: String(httpsPort), TALLY_HTTP_PORT: String(httpPort),
+      TALLY_REDIS_PREFIX: `tally-cli-${randomBytes(4).toString('hex')}`,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  exitCode = new Promise((resolve) => server.on('exit', (code) => resolve(code)));
+  let buffered = '';
+  server.stdout!.on('data', (d: Buffer) => {
+    buffered += d;
+    const lines = buffered.split('\n');
+    buffered = lines.pop()!;
+    for (const l of lines) if (l.trim()) logLines.push(JSON.parse(l));
+  });
+  await waitForHealth(30_000);
+}, 90_000);
+
+afterAll(async () => {
+  if (server.exitCode === null) server.kill('SIGKILL');
+});
+
+test('org, user, site and key create print exactly the documented objects; the key reads GET /sites', async () => {
+  const org = await ok(['org', 'create', '--name', 'Acme']);
+  acmeOrg = org.id;
+  expect(org).toEqual({ id: expect.any(String), name: 'Acme', retention_days: 1095 });
+  const short = await ok(['org', 'create', '--name', 'Brief', '--retention-days', '30']);
+  expect(short.retention_days).toBe(30);
+
+  const user = await ok(['user', 'create', '--org', org.id, '--email', 'Ops@Acme.test', '--role', 'owner']);
+  expect(user).toEqual({ id: expect.any(String), email: 'ops@acme.test', role: 'owner' });
+
+  const site = await ok(['site', 'create', '--org', org.id, '--domain', 'acme.test', '--timezone', 'Europe/Berlin', '--currency', 'eur']);
+  expect(site).toEqual({ id: expect.any(String), domain: 'acme.test', name: 'acme.test', timezone: 'Europe/Berlin', currency: 'EUR' });
+
+  const key = await ok(['key', 'create', '--org', org.id, '--user', user.id, '--scopes', 'sites:write,team:read', '--name', 'ci']);
+  expect(key).toEqual({
+    id: expect.any(String), token: expect.stringMatching(/^tly_[0-9A-Za-z]{36}$/),
+    scopes: ['sites:read', 'sites:write', 'team:read'], sites: null, expires_at: null,
+  });
+
+  const res = await request('GET', `${base}/api/v1/sites`, { token: key.token, headers: { 'x-request-id': 'cli-round-trip' } });
+  expect(res.status).toBe(200);
+  expect(res.body.data).toEqual([expect.objectContaining({ id: site.id, domain: 'acme.test' })]);
+
+  // The request was logged with its request id.
+  await new Promise((r) => setTimeout(r, 200));
+  expect(logLines).toContainEqual(expect.objectContaining({ reqId: 'cli-round-trip', path: '/sites', status: 200, msg: 'request' }));
+
+  const limited = await ok(['key', 'create', '--org', org.id, '--user', user.id, '--sites', site.id, '--expires-at', '2099-01-01T00:00:00+02:00']);
+  expect(limited).toMatchObject({ scopes: ['analytics:read'], sites: [site.id], expires_at: '2098-12-31T22:00:00.000Z' });
+});
+
+test('key list shows every key without a token; key revoke and user remove end access at once', async () => {
+  const org = await ok(['org', 'create', '--name', 'Revokers']);
+  const owner = await ok(['user', 'create', '--org', org.id, '--email', 'owner@rev.test', '--role', 'owner']);
+  const leaver = await ok(['user', 'create', '--org', org.id, '--email', 'leaver@rev.test', '--role', 'member']);
+  await ok(['site', 'create', '--org', org.id, '--domain', 'rev.test']);
+  const a = await ok(['key', 'create', '--org', org.id, '--user', owner.id]);
+  const b = await ok(['key', 'create', '--org', org.id, '--user', leaver.id]);
+  const sites = (token: string) => request('GET', `${base}/api/v1/sites`, { token });
+  expect((await sites(a.token)).status).toBe(200);
+  expect((await sites(b.token)).status).toBe(200);
+
+  const list = await tally(['key', 'list', '--org', org.id]);
+  expect(list.code).toBe(0);
+  expect(list.stdout).not.toContain(a.token);
+  expect(list.stdout).not.toContain(b.token);
+  expect(list.json.keys.map((k: { id: string }) => k.id).sort()).toEqual([a.id, b.id].sort());
+  for (const k of list.json.keys) {
+    expect(k).not.toHaveProperty('token');
+    expect(k).toMatchObject({ revoked: false, scopes: ['analytics:read'], sites: null, token_hint: expect.stringMatching(/^tly_/) });
+  }
+
+  expect(await ok(['key', 'revoke', '--key', a.id])).toEqual({ id: a.id, revoked: true });
+  expect((await sites(a.token)).status).toBe(401);
+
+  expect(await ok(['user', 'remove', '--org', org.id, '--user', leaver.id])).toEqual({ id: leaver.id, removed: true });
+  expect((await sites(b.token)).status).toBe(401);
+  const after = await ok(['key', 'list', '--org', org.id]);
+  expect(after.keys.every((k: { revoked: boolean }) => k.revoked)).toBe(true);
+});
+
+test.each([
+  [['user', 'create', '--org', 'not-a-uuid', '--email', 'x@y.test', '--role', 'owner'], 'invalid_request', /--org must be a uuid/],
+  [['user', 'create', '--org', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--email', 'x@y.test', '--role', 'owner'], 'not_found', /organisation/],
+  [['user', 'create', '--org', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--email', 'x@y.test', '--role', 'king'], 'invalid_request', /role/],
+  [['org', 'create'], 'invalid_request', /--name/],
+  [['user', 'create', '--org', 'ORG', '--email', 'ops@acme.test', '--role', 'admin'], 'conflict', /already a member/],
+  [['key', 'revoke', '--key', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d'], 'not_found', /key/],
+  [['site', 'create', '--org', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--domain', 'http://bad/'], 'invalid_request', /domain/],
+  [['frobnicate'], 'invalid_request', /unknown command/],
+])('tally %j fails with a JSON error on stderr and a non-zero exit', async (args, code, message) => {
+  const r = await tally(args.map((x) => (x === 'ORG' ? acmeOrg : x)));
+  expect(r.code).not.toBe(0);
+  expect(r.stdout).toBe('');
+  expect(r.json).toEqual({ error: { code, message: expect.stringMatching(message) } });
+});
+
+test('a CLI that cannot reach the server says so in JSON', async () => {
+  const r = await tally(['org', 'create', '--name', 'X'], { TALLY_DATA_DIR: path.join(dataDir, 'nowhere') });
+  expect(r.code).not.toBe(0);
+  expect(r.json.error.code).toBe('server_unreachable');
+});
+
+test('the admin socket is private to its owner', () => {
+  const mode = require('node:fs').statSync(path.join(dataDir, 'admin.sock')).mode & 0o777;
+  expect(mode).toBe(0o600);
+});
+
+test('SIGTERM shuts the server down cleanly', async () => {
+  server.kill('SIGTERM');
+  expect(await exitCode).toBe(0);
+  expect(logLines).toContainEqual(expect.objectContaining({ msg: 'shutting down: flushing ingest first', signal: 'SIGTERM' }));
+  expect(existsSync(path.join(dataDir, 'admin.sock'))).toBe(false);
+}, 30_000);

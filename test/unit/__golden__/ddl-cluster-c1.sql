@@ -1,0 +1,256 @@
+CREATE DATABASE IF NOT EXISTS tally ON CLUSTER c1;
+
+CREATE TABLE IF NOT EXISTS tally.schema_migrations ON CLUSTER c1
+(
+    version UInt32, name String, applied_at DateTime64(3, 'UTC')
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/schema_migrations', '{replica}') ORDER BY version;
+
+-- Events: one wide table. Session attributes (the first event's) are copied onto every event at
+-- ingest so session filters never need a join.
+CREATE TABLE IF NOT EXISTS tally.events_local ON CLUSTER c1
+(
+    site_id           UUID,
+    ts                DateTime64(3, 'UTC'),
+    name              LowCardinality(String),
+    event_id          UUID,
+    visitor_id        UInt64,
+    session_id        UInt64,
+    session_start     DateTime64(3, 'UTC'),
+    is_bot            UInt8,
+    bot_kind          LowCardinality(String),
+    crawler_name      LowCardinality(String),
+    crawler_operator  LowCardinality(String),
+    hostname          LowCardinality(String),
+    pathname          String CODEC(ZSTD(3)),
+    link              String CODEC(ZSTD(3)),
+    value_cents       Int64,
+    props             Map(LowCardinality(String), String) CODEC(ZSTD(3)),
+    entry_path        String CODEC(ZSTD(3)),
+    entry_hostname    LowCardinality(String),
+    referrer          String CODEC(ZSTD(3)),
+    referrer_source   LowCardinality(String),
+    channel           LowCardinality(String),
+    utm_source        String CODEC(ZSTD(3)),
+    utm_medium        String CODEC(ZSTD(3)),
+    utm_campaign      String CODEC(ZSTD(3)),
+    utm_term          String CODEC(ZSTD(3)),
+    utm_content       String CODEC(ZSTD(3)),
+    gad_campaign_id   String CODEC(ZSTD(3)),
+    gclid             String CODEC(ZSTD(3)),
+    country           LowCardinality(String),
+    region            LowCardinality(String),
+    city              LowCardinality(String),
+    browser           LowCardinality(String),
+    browser_version   LowCardinality(String),
+    os                LowCardinality(String),
+    os_version        LowCardinality(String),
+    device            LowCardinality(String)
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/tally/events_local', '{replica}')
+PARTITION BY toYYYYMM(ts)
+ORDER BY (site_id, toDate(ts), name, visitor_id, ts)
+SAMPLE BY visitor_id;
+
+CREATE TABLE IF NOT EXISTS tally.events ON CLUSTER c1 AS tally.events_local
+ENGINE = Distributed(c1, tally, events_local, cityHash64(visitor_id));
+
+-- Sessions: derived inside ClickHouse from events. Every event of a session carries the same
+-- session_start, so it can sit in the sort key; the aggregate columns merge across inserts.
+CREATE TABLE IF NOT EXISTS tally.sessions_local ON CLUSTER c1
+(
+    site_id         UUID,
+    session_start   DateTime64(3, 'UTC'),
+    session_id      UInt64,
+    visitor_id      SimpleAggregateFunction(any, UInt64),
+    is_bot          SimpleAggregateFunction(max, UInt8),
+    first_ts        SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+    last_ts         SimpleAggregateFunction(max, DateTime64(3, 'UTC')),
+    pageviews       SimpleAggregateFunction(sum, UInt64),
+    events          SimpleAggregateFunction(sum, UInt64),
+    entry_path      SimpleAggregateFunction(any, String),
+    entry_hostname  SimpleAggregateFunction(any, String),
+    referrer_source SimpleAggregateFunction(any, String),
+    channel         SimpleAggregateFunction(any, String),
+    utm_source      SimpleAggregateFunction(any, String),
+    utm_medium      SimpleAggregateFunction(any, String),
+    utm_campaign    SimpleAggregateFunction(any, String),
+    utm_term        SimpleAggregateFunction(any, String),
+    gad_campaign_id SimpleAggregateFunction(any, String),
+    country         SimpleAggregateFunction(any, String),
+    region          SimpleAggregateFunction(any, String),
+    city            SimpleAggregateFunction(any, String),
+    browser         SimpleAggregateFunction(any, String),
+    os              SimpleAggregateFunction(any, String),
+    device          SimpleAggregateFunction(any, String)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/tally/sessions_local', '{replica}')
+PARTITION BY toYYYYMM(session_start)
+ORDER BY (site_id, toDate(session_start), session_id);
+
+CREATE TABLE IF NOT EXISTS tally.sessions ON CLUSTER c1 AS tally.sessions_local
+ENGINE = Distributed(c1, tally, sessions_local, session_id);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS tally.sessions_mv ON CLUSTER c1 TO tally.sessions_local AS
+SELECT
+    site_id, session_start, session_id,
+    any(visitor_id) AS visitor_id,
+    max(is_bot) AS is_bot,
+    min(ts) AS first_ts,
+    max(ts) AS last_ts,
+    toUInt64(countIf(name = 'pageview')) AS pageviews,
+    toUInt64(count()) AS events,
+    any(entry_path) AS entry_path, any(toString(entry_hostname)) AS entry_hostname,
+    any(toString(referrer_source)) AS referrer_source, any(toString(channel)) AS channel,
+    any(utm_source) AS utm_source, any(utm_medium) AS utm_medium, any(utm_campaign) AS utm_campaign,
+    any(utm_term) AS utm_term, any(gad_campaign_id) AS gad_campaign_id,
+    any(toString(country)) AS country, any(toString(region)) AS region, any(toString(city)) AS city,
+    any(toString(browser)) AS browser, any(toString(os)) AS os, any(toString(device)) AS device
+FROM tally.events_local
+GROUP BY site_id, session_start, session_id;
+
+-- Metadata: small ReplacingMergeTree(version, is_deleted) tables read with FINAL. A write is an
+-- insert of the whole row with a newer version; a delete is the row with is_deleted = 1.
+
+CREATE TABLE IF NOT EXISTS tally.orgs ON CLUSTER c1
+(
+    id UUID, name String, retention_days UInt32, created_at DateTime64(3, 'UTC'),
+    version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/orgs', '{replica}', version, is_deleted) ORDER BY id;
+
+CREATE TABLE IF NOT EXISTS tally.users ON CLUSTER c1
+(
+    id UUID, email String, created_at DateTime64(3, 'UTC'),
+    version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/users', '{replica}', version, is_deleted) ORDER BY id;
+
+-- A member's role and site access in one organisation. all_sites = 1 means every site, now and later.
+CREATE TABLE IF NOT EXISTS tally.memberships ON CLUSTER c1
+(
+    org_id UUID, user_id UUID, role LowCardinality(String), all_sites UInt8, site_ids Array(UUID),
+    created_at DateTime64(3, 'UTC'), version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/memberships', '{replica}', version, is_deleted) ORDER BY (org_id, user_id);
+
+CREATE TABLE IF NOT EXISTS tally.sites ON CLUSTER c1
+(
+    id UUID, org_id UUID, domain String, name String, timezone String, currency LowCardinality(String),
+    active UInt8, excluded_paths Array(String), allowed_hostnames Array(String),
+    excluded_hostnames Array(String), excluded_countries Array(String),
+    session_strategy LowCardinality(String),
+    created_at DateTime64(3, 'UTC'), updated_at DateTime64(3, 'UTC'),
+    version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/sites', '{replica}', version, is_deleted) ORDER BY id;
+
+-- Only the SHA-256 of a key is stored. all_sites = 1 means the key names no sites.
+CREATE TABLE IF NOT EXISTS tally.api_keys ON CLUSTER c1
+(
+    id UUID, org_id UUID, user_id UUID, name String, token_hash String, token_hint String,
+    scopes Array(LowCardinality(String)), all_sites UInt8, site_ids Array(UUID),
+    expires_at Nullable(DateTime64(3, 'UTC')), revoked_at Nullable(DateTime64(3, 'UTC')),
+    created_at DateTime64(3, 'UTC'), version UInt64, is_deleted UInt8,
+    INDEX token_hash_idx token_hash TYPE bloom_filter GRANULARITY 1
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/api_keys', '{replica}', version, is_deleted) ORDER BY id;
+
+-- Kept apart from api_keys so a late last-used write can never resurrect a revoked key row.
+CREATE TABLE IF NOT EXISTS tally.api_key_usage ON CLUSTER c1
+(
+    key_id UUID, last_used_at SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
+) ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/all/tally/api_key_usage', '{replica}') ORDER BY key_id;
+
+CREATE TABLE IF NOT EXISTS tally.goals ON CLUSTER c1
+(
+    id UUID, site_id UUID, name String, kind LowCardinality(String), event_name String, path_pattern String,
+    revenue_signal UInt8, created_at DateTime64(3, 'UTC'), updated_at DateTime64(3, 'UTC'),
+    version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/goals', '{replica}', version, is_deleted) ORDER BY (site_id, id);
+
+CREATE TABLE IF NOT EXISTS tally.funnels ON CLUSTER c1
+(
+    id UUID, site_id UUID, name String, steps String, window_seconds UInt32,
+    created_at DateTime64(3, 'UTC'), updated_at DateTime64(3, 'UTC'), version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/funnels', '{replica}', version, is_deleted) ORDER BY (site_id, id);
+
+-- occurred_date pins a `date` note to its calendar day whatever the site's timezone later becomes.
+CREATE TABLE IF NOT EXISTS tally.notes ON CLUSTER c1
+(
+    id UUID, site_id UUID, body String, granularity LowCardinality(String),
+    occurred_at DateTime64(3, 'UTC'), occurred_date Nullable(Date32), author_id Nullable(UUID),
+    created_at DateTime64(3, 'UTC'), updated_at DateTime64(3, 'UTC'), version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/notes', '{replica}', version, is_deleted) ORDER BY (site_id, id);
+
+CREATE TABLE IF NOT EXISTS tally.alerts ON CLUSTER c1
+(
+    id UUID, site_id UUID, name String, enabled UInt8, trigger_type LowCardinality(String),
+    goal_name Nullable(String), threshold_mode LowCardinality(String), threshold Float64,
+    window_minutes UInt32, subject String, body Nullable(String), created_by UUID,
+    created_at DateTime64(3, 'UTC'), updated_at DateTime64(3, 'UTC'), version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/alerts', '{replica}', version, is_deleted) ORDER BY (site_id, id);
+
+-- Evaluation state written by the worker, apart from the alert row the API edits.
+CREATE TABLE IF NOT EXISTS tally.alert_state ON CLUSTER c1
+(
+    alert_id UUID, firing UInt8, last_value Float64, last_evaluated_at DateTime64(3, 'UTC'),
+    last_fired_at Nullable(DateTime64(3, 'UTC')), version UInt64
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/alert_state', '{replica}', version) ORDER BY alert_id;
+
+CREATE TABLE IF NOT EXISTS tally.alert_firings ON CLUSTER c1
+(
+    id UUID, alert_id UUID, site_id UUID, fired_at DateTime64(3, 'UTC'), value Float64, threshold Float64
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/alert_firings', '{replica}') ORDER BY (site_id, alert_id, fired_at, id);
+
+CREATE TABLE IF NOT EXISTS tally.share_boards ON CLUSTER c1
+(
+    site_id UUID, slug String, label String, active UInt8, panels String, max_range_days UInt32,
+    expires_at Nullable(DateTime64(3, 'UTC')), created_at DateTime64(3, 'UTC'), updated_at DateTime64(3, 'UTC'),
+    version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/share_boards', '{replica}', version, is_deleted) ORDER BY site_id;
+
+CREATE TABLE IF NOT EXISTS tally.widgets ON CLUSTER c1
+(
+    site_id UUID, slug String, type LowCardinality(String), metric LowCardinality(String), enabled UInt8,
+    chart_style LowCardinality(String), publish_revenue UInt8,
+    created_at DateTime64(3, 'UTC'), updated_at DateTime64(3, 'UTC'), version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/widgets', '{replica}', version, is_deleted) ORDER BY site_id;
+
+-- View counters for public boards and widgets: summed, never rewritten.
+CREATE TABLE IF NOT EXISTS tally.public_views ON CLUSTER c1
+(
+    kind LowCardinality(String), slug String, views UInt64
+) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/all/tally/public_views', '{replica}') ORDER BY (kind, slug);
+
+CREATE TABLE IF NOT EXISTS tally.integrations ON CLUSTER c1
+(
+    site_id UUID, provider LowCardinality(String), credentials String, webhook_secret String,
+    connected_at DateTime64(3, 'UTC'), backfill_state LowCardinality(String), backfill_counts String,
+    backfill_started_at Nullable(DateTime64(3, 'UTC')), backfill_finished_at Nullable(DateTime64(3, 'UTC')),
+    backfill_error Nullable(String), version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/tally/integrations', '{replica}', version, is_deleted) ORDER BY site_id;
+
+-- Worker-fed tables keyed by the provider's natural key: a re-run or a duplicate webhook changes nothing.
+CREATE TABLE IF NOT EXISTS tally.payments_local ON CLUSTER c1
+(
+    site_id UUID, provider LowCardinality(String), payment_id String, visitor_id UInt64, session_id UInt64,
+    amount_cents Int64, refunded_cents Int64, currency LowCardinality(String), status LowCardinality(String),
+    paid_at DateTime64(3, 'UTC'), version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/tally/payments_local', '{replica}', version, is_deleted) ORDER BY (site_id, provider, payment_id);
+
+CREATE TABLE IF NOT EXISTS tally.payments ON CLUSTER c1 AS tally.payments_local
+ENGINE = Distributed(c1, tally, payments_local, cityHash64(payment_id));
+
+CREATE TABLE IF NOT EXISTS tally.lifecycle_events_local ON CLUSTER c1
+(
+    site_id UUID, provider LowCardinality(String), event_id String, kind LowCardinality(String),
+    subscription_id String, occurred_at DateTime64(3, 'UTC'), version UInt64, is_deleted UInt8
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/tally/lifecycle_events_local', '{replica}', version, is_deleted) ORDER BY (site_id, provider, event_id);
+
+CREATE TABLE IF NOT EXISTS tally.lifecycle_events ON CLUSTER c1 AS tally.lifecycle_events_local
+ENGINE = Distributed(c1, tally, lifecycle_events_local, cityHash64(event_id));
+
+-- Search console rows: ratios stored as summable parts (position x impressions).
+CREATE TABLE IF NOT EXISTS tally.search_console_local ON CLUSTER c1
+(
+    site_id UUID, date Date, term String, hostname LowCardinality(String), path String,
+    clicks UInt64, impressions UInt64, position_sum Float64, is_final UInt8, version UInt64
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/tally/search_console_local', '{replica}', version) ORDER BY (site_id, date, term, hostname, path);
+
+CREATE TABLE IF NOT EXISTS tally.search_console ON CLUSTER c1 AS tally.search_console_local
+ENGINE = Distributed(c1, tally, search_console_local, cityHash64(term));

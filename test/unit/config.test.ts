@@ -1,0 +1,72 @@
+import path from 'node:path';
+import { loadConfig } from '../../core/config';
+
+describe('loadConfig', () => {
+  test('defaults: embedded storage under ./data, ports 8443/8080, every role, 600 requests a minute', () => {
+    const c = loadConfig({});
+    expect(c).toEqual({
+      dataDir: path.resolve('data'),
+      host: '0.0.0.0',
+      httpsPort: 8443,
+      httpPort: 8080,
+      tlsCert: undefined,
+      tlsKey: undefined,
+      trustProxy: [],
+      adminSocket: path.join(path.resolve('data'), 'admin.sock'),
+      clickhouse: { url: undefined, user: undefined, password: undefined, database: 'tally', cluster: undefined },
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisPrefix: 'tally',
+      role: 'all',
+      rateLimitPerMinute: 600,
+      geoipDb: undefined,
+      logLevel: 'info',
+    });
+  });
+
+  test('every variable is read', () => {
+    const c = loadConfig({
+      TALLY_DATA_DIR: '/var/lib/tally', TALLY_HOST: '127.0.0.1', TALLY_HTTPS_PORT: '443', TALLY_HTTP_PORT: '80',
+      TALLY_TLS_CERT: '/c.pem', TALLY_TLS_KEY: '/k.pem', TALLY_TRUST_PROXY: '10.0.0.0/8, loopback,::1',
+      TALLY_ADMIN_SOCKET: '/run/tally.sock', CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u',
+      CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'analytics', CLICKHOUSE_CLUSTER: 'c1', REDIS_URL: 'redis://r:6379/2',
+      TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_GEOIP_DB: '/geo.mmdb', TALLY_LOG_LEVEL: 'debug',
+    });
+    expect(c).toEqual({
+      dataDir: '/var/lib/tally', host: '127.0.0.1', httpsPort: 443, httpPort: 80, tlsCert: '/c.pem', tlsKey: '/k.pem',
+      trustProxy: ['10.0.0.0/8', 'loopback', '::1'], adminSocket: '/run/tally.sock',
+      clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'analytics', cluster: 'c1' },
+      redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, geoipDb: '/geo.mmdb', logLevel: 'debug',
+    });
+  });
+
+  test.each([
+    [{ TALLY_ROLE: 'api' }, /needs CLICKHOUSE_URL/],
+    [{ TALLY_ROLE: 'worker' }, /needs CLICKHOUSE_URL/],
+    [{ TALLY_ROLE: 'both' }, /TALLY_ROLE must be api, worker or all/],
+    [{ TALLY_HTTPS_PORT: '70000' }, /TALLY_HTTPS_PORT must be an integer from 0 to 65535/],
+    [{ TALLY_HTTP_PORT: '80x' }, /TALLY_HTTP_PORT/],
+    [{ TALLY_HTTP_PORT: '-1' }, /TALLY_HTTP_PORT/],
+    [{ TALLY_RATE_LIMIT_PER_MINUTE: '0' }, /TALLY_RATE_LIMIT_PER_MINUTE must be an integer from 1/],
+    [{ TALLY_RATE_LIMIT_PER_MINUTE: '1.5' }, /TALLY_RATE_LIMIT_PER_MINUTE/],
+    [{ TALLY_TRUST_PROXY: 'proxy.example.com' }, /TALLY_TRUST_PROXY: "proxy.example.com"/],
+    [{ TALLY_TRUST_PROXY: '10.0.0.0/33' }, /TALLY_TRUST_PROXY: "10.0.0.0\/33"/],
+    [{ TALLY_LOG_LEVEL: 'loud' }, /TALLY_LOG_LEVEL must be one of/],
+    [{ TALLY_REDIS_PREFIX: 'a b' }, /TALLY_REDIS_PREFIX must be/],
+  ])('%j is refused with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  test('a split role is accepted with a ClickHouse server', () => {
+    expect(loadConfig({ TALLY_ROLE: 'api', CLICKHOUSE_URL: 'http://ch:8123' }).role).toBe('api');
+  });
+});
+
+test('the README table lists every variable core/config.ts reads, and no other', () => {
+  const fs = require('node:fs') as typeof import('node:fs');
+  const root = path.join(__dirname, '..', '..');
+  const source = fs.readFileSync(path.join(root, 'core/config.ts'), 'utf8');
+  const read = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]));
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const listed = new Set([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]));
+  expect([...listed].sort()).toEqual([...read].sort());
+});
