@@ -6,7 +6,7 @@ import { logger } from '../../core/logger';
 import type { RedisHandle } from '../../infra/redis';
 import type { Repos } from '../../model/repos';
 import { geoLookup, type GeoLookup } from '../enrich/geo';
-import { enrichEvent, type EnrichedEvent } from '../event';
+import { compactRow, enrichEvent, EVENT_COLUMNS, type EnrichedEvent } from '../event';
 import { hash64 } from '../hash';
 import { DurableBatcher } from './batcher';
 import { identify, type Identity } from './identity';
@@ -124,7 +124,11 @@ export class Collector {
   private async write(items: Pending[]): Promise<CollectResult[]> {
     const keys = [...new Set(items.flatMap((i) => i.identity.candidates.map((c) => c.key)))];
     const { rows, dirty } = sessionize(items, await this.sessions.load(keys));
-    await Promise.all([this.deps.store.insert('events', rows), this.sessions.save(dirty)]);
+    // Positional rows: ClickHouse parses them about a third faster than keyed JSON objects.
+    const insert = this.deps.store.client.insert({
+      table: this.deps.store.table('events'), values: rows.map(compactRow), format: 'JSONCompactEachRow', columns: [...EVENT_COLUMNS],
+    });
+    await Promise.all([insert, this.sessions.save(dirty)]);
     this.stats.stored += rows.length;
     this.stats.batches++;
     return rows.map((r, i) => ({ visitor_id: r.visitor_id, session_id: r.session_id, ...(items[i].token ? { visitor: items[i].token } : {}) }));
