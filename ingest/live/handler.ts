@@ -50,6 +50,8 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
+    // A client that goes away mid-body never sends 'end': settle so nothing waits forever.
+    req.on('close', () => (req.complete ? undefined : reject(new AppError(400, 'invalid_request', 'The request body was cut short.'))));
   });
 }
 
