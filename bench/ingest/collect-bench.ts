@@ -48,7 +48,9 @@ async function waitReady(port: number): Promise<void> {
 }
 
 function startServer(dataDir: string, httpPort: number, httpsPort: number): ChildProcess {
-  return spawn(process.execPath, [path.join(root, 'dist', 'main.js')], {
+  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server (on its SIGTERM exit) for inspection.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  return spawn(process.execPath, [...prof, path.join(root, 'dist', 'main.js')], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production', TALLY_LOG_LEVEL: 'warn', TALLY_DATA_DIR: dataDir, TALLY_HOST: '127.0.0.1',
       TALLY_HTTP_PORT: String(httpPort), TALLY_HTTPS_PORT: String(httpsPort), TALLY_TRUST_PROXY: 'loopback', CLICKHOUSE_DATABASE: 'bench' },

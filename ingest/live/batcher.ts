@@ -1,17 +1,20 @@
 import { AppError } from '../../core/errors';
 
 /**
- * Durable micro-batching (group commit). Requests add their item and wait; one write runs at a time
- * and takes everything that arrived meanwhile, so under load many requests share one ClickHouse
- * insert, and at low load an event is written at once. A caller's promise settles only after the
- * write holding its item has finished (the 202 goes out after the commit). The queue is bounded:
- * when it is full the caller is refused with 503 and Retry-After, never silently dropped.
+ * Durable micro-batching (group commit). Requests add their item and wait; a write takes everything
+ * that arrived meanwhile, so under load many requests share one ClickHouse insert, and at low load an
+ * event is written at once. Up to `maxInFlight` writes run together (the engine inserts on several
+ * threads; a new batch need not wait for the previous insert to finish). A caller's promise settles
+ * only after the write holding its item has finished: the 202 goes out after the commit. The queue is
+ * bounded: when it is full the caller is refused with 503 and Retry-After, never silently dropped.
  */
 export interface BatcherOptions {
   /** Items waiting (not yet being written) beyond which new items are refused. */
   maxPending: number;
   /** Largest single write. */
   maxBatch: number;
+  /** Writes running at the same time. */
+  maxInFlight: number;
 }
 
 interface Entry<T, R> {
@@ -28,8 +31,10 @@ export const shuttingDown = () =>
 
 export class DurableBatcher<T, R> {
   private queue: Entry<T, R>[] = [];
-  private writing: Promise<void> | null = null;
+  private inFlight = 0;
+  private scheduled = false;
   private closed = false;
+  private idle: (() => void)[] = [];
 
   /** `write` returns one result per item, in order; throwing fails the whole batch. */
   constructor(private readonly write: (items: T[]) => Promise<R[]>, private readonly opts: BatcherOptions) {}
@@ -43,27 +48,35 @@ export class DurableBatcher<T, R> {
     if (this.queue.length >= this.opts.maxPending) return Promise.reject(overloaded());
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      // setImmediate lets every request parsed in this turn of the event loop join the batch.
-      if (!this.writing) this.writing = new Promise((r) => setImmediate(r)).then(() => this.drain());
+      if (!this.scheduled && this.inFlight < this.opts.maxInFlight) {
+        // setImmediate lets every request parsed in this turn of the event loop join the batch.
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
+      }
     });
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < this.opts.maxInFlight) {
       const batch = this.queue.splice(0, this.opts.maxBatch);
-      try {
-        const results = await this.write(batch.map((e) => e.item));
-        batch.forEach((e, i) => e.resolve(results[i]));
-      } catch (err) {
-        for (const e of batch) e.reject(err);
-      }
+      this.inFlight++;
+      this.write(batch.map((e) => e.item))
+        .then((results) => batch.forEach((e, i) => e.resolve(results[i])), (err: unknown) => batch.forEach((e) => e.reject(err)))
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+        });
     }
-    this.writing = null;
+    if (this.queue.length === 0 && this.inFlight === 0) for (const fn of this.idle.splice(0)) fn();
   }
 
   /** Refuse new items and wait until everything accepted has been written. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closed = true;
-    while (this.writing) await this.writing;
+    if (this.queue.length === 0 && this.inFlight === 0 && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
   }
 }

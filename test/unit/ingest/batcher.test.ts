@@ -15,7 +15,7 @@ test('items arriving while a write runs share the next write; callers settle onl
     writes.push(items);
     if (writes.length === 1) await gate.promise;
     return items.map((i) => `ok${i}`);
-  }, { maxPending: 100, maxBatch: 100 });
+  }, { maxPending: 100, maxBatch: 100, maxInFlight: 1 });
   const first = b.submit(1);
   await new Promise((r) => setImmediate(r));
   let settled = false;
@@ -30,7 +30,7 @@ test('items arriving while a write runs share the next write; callers settle onl
 
 test('a full buffer refuses with 503 and Retry-After instead of dropping', async () => {
   const gate = deferred();
-  const b = new DurableBatcher<number, number>(async (items) => { await gate.promise; return items; }, { maxPending: 2, maxBatch: 10 });
+  const b = new DurableBatcher<number, number>(async (items) => { await gate.promise; return items; }, { maxPending: 2, maxBatch: 10, maxInFlight: 1 });
   const inFlight = b.submit(0);
   await new Promise((r) => setImmediate(r)); // 0 is being written; the queue is empty again
   const queued = [b.submit(1), b.submit(2)];
@@ -46,7 +46,7 @@ test('a failed write fails every caller of that batch, and later writes still ru
   const b = new DurableBatcher<number, number>(async (items) => {
     if (fail) { fail = false; throw new Error('storage down'); }
     return items;
-  }, { maxPending: 10, maxBatch: 10 });
+  }, { maxPending: 10, maxBatch: 10, maxInFlight: 1 });
   await expect(Promise.all([b.submit(1), b.submit(2)])).rejects.toThrow('storage down');
   expect(await b.submit(3)).toBe(3);
 });
@@ -54,7 +54,7 @@ test('a failed write fails every caller of that batch, and later writes still ru
 test('close waits for every accepted item and refuses new ones', async () => {
   const gate = deferred();
   const written: number[] = [];
-  const b = new DurableBatcher<number, number>(async (items) => { await gate.promise; written.push(...items); return items; }, { maxPending: 10, maxBatch: 1 });
+  const b = new DurableBatcher<number, number>(async (items) => { await gate.promise; written.push(...items); return items; }, { maxPending: 10, maxBatch: 1, maxInFlight: 1 });
   const accepted = [b.submit(1), b.submit(2)];
   const closing = b.close();
   await expect(b.submit(3)).rejects.toMatchObject({ status: 503 });
@@ -62,4 +62,26 @@ test('close waits for every accepted item and refuses new ones', async () => {
   await closing;
   expect(written).toEqual([1, 2]);
   await Promise.all(accepted);
+});
+
+test('with two writes in flight a new batch starts while the previous insert runs', async () => {
+  const gates = [deferred(), deferred()];
+  const started: number[][] = [];
+  const b = new DurableBatcher<number, number>(async (items) => {
+    started.push(items);
+    await gates[started.length - 1]?.promise;
+    return items;
+  }, { maxPending: 10, maxBatch: 10, maxInFlight: 2 });
+  const first = b.submit(1);
+  await new Promise((r) => setImmediate(r));
+  const second = b.submit(2);
+  await new Promise((r) => setImmediate(r));
+  expect(started).toEqual([[1], [2]]); // the second write started before the first finished
+  const third = b.submit(3);
+  await new Promise((r) => setTimeout(r, 10));
+  expect(started).toHaveLength(2); // at most two at a time
+  gates[1].release();
+  expect(await second).toBe(2);
+  gates[0].release();
+  expect(await Promise.all([first, third])).toEqual([1, 3]);
 });
