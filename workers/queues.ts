@@ -25,12 +25,21 @@ export function startQueues(
   const jobs = opts.jobs ?? JOBS;
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
+  // TRAP: closing a queue while its job scheduler's connection is still initialising makes BullMQ
+  // emit an error on an emitter nobody listens to (fatal); close() waits for these first.
+  const scheduling: Promise<unknown>[] = [];
+  const ready: Promise<unknown>[] = [];
+  const readyQueues = new Set<Queue>();
   const connection = redis.duplicateForQueue();
   connection.on('error', () => undefined); // reported once by the main handle
   const prefix = `${redis.prefix}:bull`;
 
   for (const def of jobs) {
-    queues.set(def.queue, new Queue(def.queue, { connection, prefix, defaultJobOptions: def.defaultJobOptions }));
+    const queue = new Queue(def.queue, { connection, prefix, defaultJobOptions: def.defaultJobOptions });
+    // TRAP: a Queue re-emits connection errors; without a listener Node treats them as fatal.
+    queue.on('error', () => undefined);
+    queue.waitUntilReady().then(() => readyQueues.add(queue), () => undefined);
+    queues.set(def.queue, queue);
   }
 
   let started = false;
@@ -45,12 +54,15 @@ export function startQueues(
       });
       worker.on('failed', (job, err) => logger.warn({ queue: def.queue, jobId: job?.id, err: err.message }, 'job failed'));
       worker.on('error', () => undefined);
+      ready.push(new Promise((resolve) => worker.once('ready', resolve)));
       workers.push(worker);
       if (def.repeatEveryMs) {
-        void queues
-          .get(def.queue)!
-          .upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs }, { name: def.queue, data: {} })
-          .catch((err: Error) => logger.warn({ err: err.message }, 'could not schedule repeatable job'));
+        scheduling.push(
+          queues
+            .get(def.queue)!
+            .upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs }, { name: def.queue, data: {} })
+            .catch((err: Error) => logger.warn({ err: err.message }, 'could not schedule repeatable job')),
+        );
       }
     }
   });
@@ -77,8 +89,13 @@ export function startQueues(
     },
     definition: (queue) => jobs.find((j) => j.queue === queue),
     async close() {
+      await Promise.allSettled(scheduling);
+      // Same trap for a worker's blocking connection: let it finish connecting (bounded) first.
+      await Promise.race([Promise.allSettled(ready), new Promise((r) => setTimeout(r, 2000).unref())]);
       await Promise.allSettled(workers.map((w) => w.close()));
-      await Promise.allSettled([...queues.values()].map((q) => q.close()));
+      // A queue whose connection never became ready (Redis down) is not closed: closing it mid-init
+      // trips the trap above. Dropping the shared connection below ends it quietly.
+      await Promise.allSettled([...readyQueues].map((q) => q.close()));
       connection.disconnect();
     },
   };
