@@ -54,7 +54,7 @@ export function startQueues(
       });
       worker.on('failed', (job, err) => logger.warn({ queue: def.queue, jobId: job?.id, err: err.message }, 'job failed'));
       worker.on('error', () => undefined);
-      ready.push(new Promise((resolve) => worker.once('ready', resolve)));
+      ready.push(new Promise<void>((resolve) => worker.once('ready', () => resolve())));
       workers.push(worker);
       if (def.repeatEveryMs) {
         scheduling.push(
