@@ -9,7 +9,7 @@ import { viewCounter } from '../model/share-views';
 import { resolveWindow, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
 import { FeedCache } from './cache';
-import { runReport } from './reports';
+import { runReport } from '../query';
 import { boardData } from './share-data';
 
 /**

@@ -7,7 +7,7 @@ import { WidgetRepo, type WidgetRow } from '../model/widget';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
 import { nowMs } from '../core/clock';
 import { FeedCache } from './cache';
-import { runReport } from './reports';
+import { runReport } from '../query';
 import { widgetData } from './widget-data';
 
 /**

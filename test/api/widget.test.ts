@@ -60,7 +60,7 @@ test('with one recorded event it switches on: the card and its JSON are public; 
   expect(html.headers['content-type']).toContain('text/html');
   expect(html.headers['x-frame-options']).toBeUndefined();
   expect(html.headers['content-security-policy']).toContain('frame-ancestors *');
-  expect((await feed(slug)).status).not.toBe(404); // TRANSITIONAL: 200 once runReport lands
+  expect((await feed(slug)).status).toBe(200);
   const off = await put(s, { enabled: false });
   expect(off.body.data).toMatchObject({ enabled: false, slug });
   expect((await card(slug)).status).toBe(404);
