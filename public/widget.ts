@@ -36,7 +36,7 @@ async function sendFeed(app: AppContext, cache: FeedCache, slug: string, res: Re
     const widget = await liveWidget(app, slug);
     if (!widget) throw notFound('widget');
     // Keyed by the clock's minute too: the card's windows move with time.
-    const key = [widget.row.slug, widget.row.updated_at, Math.floor(nowMs() / 60_000)].join('|');
+    const key = [JSON.stringify(widget.row), Math.floor(nowMs() / 60_000)].join('|');
     sendJson(res, 200, { data: await cache.get(key, () => widgetData(app, widget, runReport)) });
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
