@@ -4,6 +4,18 @@ import type { AppContext } from './context';
 import type { RouteModule } from './route';
 import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
+import '../cli/admin/events';
+import '../cli/admin/seed';
+import reportRoutes from './routes/reports';
+import goalRoutes from './routes/goals';
+import notesRoutes from './routes/notes';
+import funnelsRoutes from './routes/funnels';
+import alertsRoutes from './routes/alerts';
+import shareRoutes from './routes/share';
+import widgetRoutes from './routes/widget';
+import publicAssets from '../public/assets';
+import sharePublic from '../public/share';
+import widgetPublic from '../public/widget';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
@@ -12,9 +24,19 @@ import teamRoutes from './routes/team';
  * RAW_HANDLERS     plain node:http handlers that run before Express (the hot collection endpoint)
  */
 export const API_ROUTES: RouteModule[] = [sitesRoutes, teamRoutes];
+API_ROUTES.push(reportRoutes);
+API_ROUTES.push(goalRoutes);
+API_ROUTES.push(notesRoutes);
+API_ROUTES.push(funnelsRoutes);
+API_ROUTES.push(alertsRoutes);
+API_ROUTES.push(shareRoutes);
+API_ROUTES.push(widgetRoutes);
 
 export type PublicModule = (router: Router, app: AppContext) => void;
 export const PUBLIC_ROUTES: PublicModule[] = [];
+PUBLIC_ROUTES.push(publicAssets);
+PUBLIC_ROUTES.push(sharePublic);
+PUBLIC_ROUTES.push(widgetPublic);
 
 /** Returns true when it handled the request. */
 export type RawHandler = (req: IncomingMessage, res: ServerResponse) => boolean;

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import type { Site } from '../../core/domain';
+import { invalidRequest, notFound } from '../../core/errors';
+import { isUuid } from '../../core/ids';
+import { AlertsRepo, alertOut, firingOut, type AlertRow } from '../../model/alerts';
+import { THRESHOLD_MODES, TRIGGERS, TRIGGER_TYPES } from '../../model/alerts-rules';
+import type { AppContext } from '../context';
+import { paged, pagingQuery } from '../paging';
+import type { RouteRegistrar } from '../route';
+
+const AlertOut = z.object({
+  id: z.string().uuid(), name: z.string(), enabled: z.boolean(), trigger_type: z.enum(TRIGGER_TYPES),
+  goal_name: z.string().nullable(), threshold_mode: z.enum(THRESHOLD_MODES), threshold: z.number(),
+  window_minutes: z.number().int(), subject: z.string(), body: z.string().nullable(), created_by: z.string().uuid(),
+  created_at: z.string(), updated_at: z.string(), last_fired_at: z.string().nullable(),
+});
+const FiringOut = z.object({ id: z.string().uuid(), alert_id: z.string().uuid(), fired_at: z.string(), value: z.number(), threshold: z.number() });
+
+const fields = {
+  name: z.string({ error: 'is required' }).trim().min(1, 'must not be empty').max(200),
+  enabled: z.boolean({ error: 'must be true or false' }),
+  trigger_type: z.enum(TRIGGER_TYPES, { error: `must be one of ${TRIGGER_TYPES.join(', ')}` }),
+  goal_name: z.string().trim().min(1, 'must not be empty').max(200).nullable(),
+  threshold_mode: z.enum(THRESHOLD_MODES, { error: `must be one of ${THRESHOLD_MODES.join(', ')}` }),
+  threshold: z.number({ error: 'is required: a number' }).positive('must be greater than 0').max(1e12),
+  window_minutes: z.number({ error: 'must be a whole number of minutes' }).int('must be a whole number of minutes').min(1).max(10_080),
+  subject: z.string().trim().min(1, 'must not be empty').max(200),
+  body: z.string().max(5000).nullable(),
+};
+
+const CreateAlert = z.strictObject({
+  ...fields,
+  enabled: fields.enabled.default(true),
+  goal_name: fields.goal_name.optional(),
+  threshold_mode: fields.threshold_mode.default('absolute'),
+  window_minutes: fields.window_minutes.default(60),
+  subject: fields.subject.optional(),
+  body: fields.body.default(null),
+});
+const EditAlert = z
+  .strictObject(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
+  .refine((b) => Object.keys(b).length > 0, 'give at least one field to change');
+
+/** goal_name is required by a goal trigger and meaningless for the others. */
+function checkGoal(row: Pick<AlertRow, 'trigger_type' | 'goal_name'>, given: string | null | undefined): string | null {
+  if (TRIGGERS[row.trigger_type].needsGoal) {
+    if (!row.goal_name) throw invalidRequest('goal_name: is required when trigger_type is goal');
+    return row.goal_name;
+  }
+  if (given) throw invalidRequest(`goal_name: only applies when trigger_type is goal, not ${row.trigger_type}`);
+  return null;
+}
+
+async function findAlert(app: AppContext, site: Site, alertId: string): Promise<AlertRow> {
+  const row = isUuid(alertId) ? await new AlertsRepo(app.store).get(site.id, alertId) : undefined;
+  if (!row) throw notFound('alert');
+  return row;
+}
+
+async function withState(repo: AlertsRepo, rows: AlertRow[]) {
+  const states = await repo.states(rows.map((r) => r.id));
+  return rows.map((r) => alertOut(r, states.get(r.id)));
+}
+
+export default function alertsRoutes(r: RouteRegistrar): void {
+  r.route({
+    method: 'get', path: '/sites/{siteId}/alerts', summary: 'Alerts of the site', tag: 'alerts', scope: 'alerts:read',
+    query: pagingQuery, response: z.array(AlertOut),
+    async handler({ app, site, query }) {
+      const repo = new AlertsRepo(app.store);
+      return paged(await withState(repo, await repo.list(site.id, query)), query);
+    },
+  });
+
+  r.route({
+    method: 'post', path: '/sites/{siteId}/alerts', summary: 'Create an alert', tag: 'alerts', scope: 'alerts:write',
+    body: CreateAlert, response: AlertOut,
+    async handler({ app, principal, site, body }) {
+      const goal_name = checkGoal({ trigger_type: body.trigger_type, goal_name: body.goal_name ?? null }, body.goal_name);
+      const row = await new AlertsRepo(app.store).create(site.id, { ...body, goal_name, subject: body.subject ?? body.name }, principal.userId);
+      return { data: alertOut(row), status: 201 };
+    },
+  });
+
+  r.route({
+    method: 'get', path: '/sites/{siteId}/alerts/{alertId}', summary: 'One alert', tag: 'alerts', scope: 'alerts:read',
+    response: AlertOut,
+    async handler({ app, site, params }) {
+      const repo = new AlertsRepo(app.store);
+      return { data: (await withState(repo, [await findAlert(app, site, params.alertId)]))[0] };
+    },
+  });
+
+  r.route({
+    method: 'patch', path: '/sites/{siteId}/alerts/{alertId}', summary: 'Edit an alert', tag: 'alerts', scope: 'alerts:write',
+    body: EditAlert, response: AlertOut,
+    async handler({ app, site, params, body }) {
+      const repo = new AlertsRepo(app.store);
+      const row = await findAlert(app, site, params.alertId);
+      const { enabled, ...rest } = body;
+      const next: AlertRow = { ...row, ...stripUndefined(rest), ...(enabled !== undefined ? { enabled: enabled ? 1 : 0 } : {}) };
+      next.goal_name = checkGoal(next, body.goal_name);
+      const saved = await repo.update(row, next);
+      // Switching an alert off forgets its edge: switched on again, it fires on the next crossing.
+      if (!saved.enabled) await repo.clearState(saved.id);
+      return { data: (await withState(repo, [saved]))[0] };
+    },
+  });
+
+  r.route({
+    method: 'delete', path: '/sites/{siteId}/alerts/{alertId}', summary: 'Delete an alert', tag: 'alerts', scope: 'alerts:write',
+    response: z.object({ id: z.string().uuid(), deleted: z.literal(true) }),
+    async handler({ app, site, params }) {
+      await new AlertsRepo(app.store).remove(await findAlert(app, site, params.alertId));
+      return { data: { id: params.alertId, deleted: true } };
+    },
+  });
+
+  r.route({
+    method: 'get', path: '/sites/{siteId}/alerts/{alertId}/firings', summary: 'When the alert fired, newest first',
+    tag: 'alerts', scope: 'alerts:read', query: pagingQuery, response: z.array(FiringOut),
+    async handler({ app, site, params, query }) {
+      const alert = await findAlert(app, site, params.alertId);
+      return paged((await new AlertsRepo(app.store).firings(site.id, alert.id, query)).map(firingOut), query);
+    },
+  });
+}
+
+const stripUndefined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

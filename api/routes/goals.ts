@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { conflict, invalidRequest, notFound } from '../../core/errors';
+import { isUuid } from '../../core/ids';
+import { GoalsRepo, type Goal } from '../../model/goals';
+import { requireSite } from '../auth';
+import { pageArray, pagingQuery } from '../paging';
+import type { RouteRegistrar } from '../route';
+
+/**
+ * Goals (PRODUCT.md §5): `event` goals name a custom event, `page` goals a path glob evaluated at
+ * read time. `revenue_signal` nominates the goals reports count.
+ */
+const GoalOut = z.object({
+  id: z.string().uuid(), site_id: z.string().uuid(), name: z.string(), kind: z.enum(['event', 'page']),
+  event_name: z.string().nullable(), path_pattern: z.string().nullable(), revenue_signal: z.boolean(),
+  created_at: z.string(), updated_at: z.string(),
+});
+
+const BUILTIN = ['pageview', 'exit_link', 'file_download'];
+
+const CreateGoal = z.strictObject({
+  site_id: z.string().uuid('must be a site uuid'),
+  name: z.string().trim().min(1).max(120),
+  kind: z.enum(['event', 'page']),
+  event_name: z.string().trim().min(1).max(200)
+    .refine((n) => !BUILTIN.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),
+  path_pattern: z.string().trim().min(1).max(500).transform((p) => (p.startsWith('/') ? p : '/' + p)).optional(),
+  revenue_signal: z.boolean().optional(),
+});
+
+function checkKind(body: z.infer<typeof CreateGoal>): void {
+  if (body.kind === 'event') {
+    if (!body.event_name) throw invalidRequest('event_name: is required for an event goal');
+    if (body.path_pattern !== undefined) throw invalidRequest('path_pattern: only page goals take a path pattern');
+  } else {
+    if (!body.path_pattern) throw invalidRequest('path_pattern: is required for a page goal');
+    if (body.event_name !== undefined) throw invalidRequest('event_name: only event goals take an event name');
+  }
+}
+
+const out = (g: Goal) => g;
+
+export default function goalRoutes(r: RouteRegistrar): void {
+  r.route({
+    method: 'post', path: '/goals', summary: 'Define a goal on a site', tag: 'goals', scope: 'goals:write',
+    body: CreateGoal, response: GoalOut,
+    async handler({ app, principal, body }) {
+      const site = await requireSite(app.repos, principal, body.site_id);
+      checkKind(body);
+      const goals = new GoalsRepo(app.store);
+      if ((await goals.list(site.id)).some((g) => g.name.toLowerCase() === body.name.toLowerCase())) {
+        throw conflict('conflict', `The site already has a goal named "${body.name}".`);
+      }
+      const goal = await goals.create({ ...body, site_id: site.id });
+      return { data: out(goal), meta: { site_id: site.id }, status: 201 };
+    },
+  });
+
+  r.route({
+    method: 'get', path: '/sites/{siteId}/goals', summary: 'Goals of a site', tag: 'goals', scope: 'goals:read',
+    query: pagingQuery, response: z.array(GoalOut),
+    async handler({ app, site, query }) {
+      return pageArray((await new GoalsRepo(app.store).list(site.id)).map(out), query);
+    },
+  });
+
+  r.route({
+    method: 'delete', path: '/sites/{siteId}/goals/{goalId}', summary: 'Delete a goal', tag: 'goals', scope: 'goals:write',
+    response: z.object({ id: z.string().uuid(), deleted: z.boolean() }),
+    async handler({ app, site, params }) {
+      const goals = new GoalsRepo(app.store);
+      const goal = isUuid(params.goalId) ? await goals.get(site.id, params.goalId) : undefined;
+      if (!goal) throw notFound('goal');
+      await goals.remove(goal);
+      return { data: { id: goal.id, deleted: true } };
+    },
+  });
+}

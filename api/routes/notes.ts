@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import type { Site } from '../../core/domain';
+import { notFound } from '../../core/errors';
+import { isUuid } from '../../core/ids';
+import { NotesRepo, noteOut, type Note } from '../../model/notes';
+import { hasWindow, rangeMeta, refineWindow, resolveWindow, windowShape } from '../../model/notes-window';
+import type { AppContext } from '../context';
+import { paged, pagingShape } from '../paging';
+import type { RouteRegistrar } from '../route';
+
+const NoteOut = z.object({
+  id: z.string().uuid(), body: z.string(), granularity: z.enum(['date', 'minute']), occurred_at: z.string(),
+  author_id: z.string().uuid().nullable(), created_at: z.string().optional(), updated_at: z.string().optional(),
+});
+
+const MIN_MS = Date.UTC(1900, 0, 1);
+const MAX_MS = Date.UTC(2299, 11, 31);
+const noteBody = z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty').max(10_000, 'allows at most 10000 characters');
+
+// Strict: `site_id` or any other unexpected field is refused; the site comes from the path.
+const CreateNote = z.strictObject({
+  body: noteBody,
+  occurred_at: z.iso
+    .datetime({ offset: true, error: 'is required: an ISO 8601 date-time with an offset' })
+    .refine((s) => Date.parse(s) >= MIN_MS && Date.parse(s) <= MAX_MS, 'must lie between 1900 and 2299'),
+  granularity: z.enum(['date', 'minute'], { error: 'must be date or minute' }).default('date'),
+});
+
+const EditNote = z.strictObject({ body: noteBody });
+
+const ListQuery = z.object({ ...windowShape, ...pagingShape }).superRefine(refineWindow);
+
+async function members(app: AppContext, orgId: string): Promise<Set<string>> {
+  const rows = await app.repos.memberships.select('org_id = {o:UUID}', { o: orgId });
+  return new Set(rows.map((m) => m.user_id));
+}
+
+async function findNote(repo: NotesRepo, site: Site, noteId: string) {
+  const row = isUuid(noteId) ? await repo.get(site.id, noteId) : undefined;
+  if (!row) throw notFound('note');
+  return row;
+}
+
+const without = (n: Note, field: 'created_at' | 'updated_at') => {
+  const { [field]: _omit, ...rest } = n;
+  return rest;
+};
+
+export default function notesRoutes(r: RouteRegistrar): void {
+  r.route({
+    method: 'get', path: '/sites/{siteId}/notes', summary: 'Notes, newest first; filtered by occurred_at with a window',
+    tag: 'notes', scope: 'notes:read', query: ListQuery, response: z.array(NoteOut),
+    async handler({ app, principal, site, query }) {
+      const window = hasWindow(query) ? resolveWindow(query, 'last30d', principal.retentionDays) : undefined;
+      const rows = await new NotesRepo(app.store).list(site, query, window);
+      const team = await members(app, site.org_id);
+      const out = paged(rows.map((row) => noteOut(row, site, team)), query);
+      // meta.range only when a window was asked for; without one the newest notes come back.
+      return window ? { data: out.data, meta: { ...out.meta, range: rangeMeta(window) } } : out;
+    },
+  });
+
+  r.route({
+    method: 'post', path: '/sites/{siteId}/notes', summary: 'Create a note (the author is the key\'s creator)',
+    tag: 'notes', scope: 'notes:write', body: CreateNote, response: NoteOut,
+    async handler({ app, principal, site, body }) {
+      const row = await new NotesRepo(app.store).create(site, body, principal.userId);
+      const note = noteOut(row, site, new Set([principal.userId]));
+      return { data: without(note, 'updated_at'), status: 201 };
+    },
+  });
+
+  r.route({
+    method: 'patch', path: '/sites/{siteId}/notes/{noteId}', summary: 'Replace a note\'s text',
+    tag: 'notes', scope: 'notes:write', body: EditNote, response: NoteOut,
+    async handler({ app, site, params, body }) {
+      const repo = new NotesRepo(app.store);
+      const row = await repo.update(await findNote(repo, site, params.noteId), body.body);
+      return { data: without(noteOut(row, site, await members(app, site.org_id)), 'created_at') };
+    },
+  });
+
+  r.route({
+    method: 'delete', path: '/sites/{siteId}/notes/{noteId}', summary: 'Delete a note', tag: 'notes', scope: 'notes:write',
+    response: z.object({ id: z.string().uuid(), deleted: z.literal(true) }),
+    async handler({ app, site, params }) {
+      const repo = new NotesRepo(app.store);
+      await repo.remove(await findNote(repo, site, params.noteId));
+      return { data: { id: params.noteId, deleted: true } };
+    },
+  });
+}

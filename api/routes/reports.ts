@@ -1,0 +1,92 @@
+import type { Request } from 'express';
+import { z } from 'zod';
+import { invalidRequest } from '../../core/errors';
+import { runReport, type ReportName } from '../../query';
+import { DIMENSION_KEYS } from '../../query/registry/dimensions';
+import { FILTER_KEYS } from '../../query/registry/filters';
+import type { RouteRegistrar } from '../route';
+
+/**
+ * Analytics reports: thin wrappers over runReport (query/index.ts), which parses the query string
+ * itself so the resources helper (share boards, widgets, alerts) gets the same rules. The zod
+ * shapes here document the parameters in the OpenAPI document.
+ */
+const opt = (description: string) => z.string().optional().describe(description);
+
+const WINDOW = {
+  period: opt('today, yesterday, last24h, last7d, last30d, last12m, month, year or all (default last30d); not with from/to'),
+  from: opt('ISO 8601 date-time with offset; needs to'),
+  to: opt('ISO 8601 date-time with offset; needs from; after from'),
+  tz: opt('IANA timezone for day boundaries (default UTC)'),
+  bots: opt('excluded (default) or included'),
+};
+const FILTER_SHAPE = Object.fromEntries(FILTER_KEYS.map((k) => [`filter_${k}`, opt(`narrow to one ${k} value`)]));
+const PAGING = { limit: opt('1 to 1000, default 100'), offset: opt('default 0') };
+const UNIT = { unit: opt('minute, hour, day, week or month (default by window length)') };
+
+const int = z.number().int();
+
+const Overview = z.object({
+  visitors: int, sessions: int, views: int, goals: int, payments: int, new_visitors: int, returning_visitors: int,
+  bounce_rate: z.number(), conversion_rate: z.number(), avg_session_seconds: int, revenue_cents: int,
+  goal_value_cents: int, revenue_per_visitor_cents: int,
+});
+const TimeseriesRow = z.object({
+  bucket: z.string(), visitors: int, views: int, new_visitors: int, returning_visitors: int, crawler_views: int,
+  goals: int, goal_value_cents: int,
+});
+const BreakdownRow = z.object({
+  label: z.string(), visitors: int, views: int.optional(), clicks: int.optional(), country_code: z.string().optional(),
+  goals: int.optional(), revenue_cents: int.optional(),
+});
+const HeatmapRow = z.object({ day: int.min(1).max(7), hour: int.min(0).max(23), views: int, visitors: int });
+const EngagementRow = z.object({ bucket: z.string(), sessions: int, bounce_rate: z.number(), median_session_seconds: z.number() });
+const CountryRow = z.object({ country_code: z.string(), visitors: int, views: int });
+
+/** Query-string values as runReport takes them: one string each; a repeated parameter is refused. */
+function stringParams(req: Request): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
+    if (typeof v === 'string') out[k] = v;
+    else if (v !== undefined) throw invalidRequest(`${k}: give this parameter once, as a single value`);
+  }
+  return out;
+}
+
+interface ReportRoute {
+  report: ReportName;
+  path: string;
+  summary: string;
+  query: Record<string, z.ZodType>;
+  response: z.ZodType;
+}
+
+const ROUTES: ReportRoute[] = [
+  { report: 'overview', path: '/sites/{siteId}/overview', summary: 'Headline figures for a window', query: { ...WINDOW, ...FILTER_SHAPE }, response: Overview },
+  { report: 'timeseries', path: '/sites/{siteId}/timeseries', summary: 'Figures per time bucket, zero-filled', query: { ...WINDOW, ...UNIT, ...FILTER_SHAPE }, response: z.array(TimeseriesRow) },
+  {
+    report: 'breakdown', path: '/sites/{siteId}/breakdowns/{dimension}', summary: `Ranked rows by one of: ${DIMENSION_KEYS.join(', ')}`,
+    query: { ...WINDOW, ...PAGING, ...FILTER_SHAPE }, response: z.array(BreakdownRow),
+  },
+  { report: 'heatmap', path: '/sites/{siteId}/heatmap', summary: 'Views and visitors by weekday and hour in tz (sparse)', query: { ...WINDOW, channel: opt('one channel') }, response: z.array(HeatmapRow) },
+  { report: 'engagement', path: '/sites/{siteId}/engagement', summary: 'Sessions, bounce rate and median session length per UTC bucket', query: { ...WINDOW, ...UNIT }, response: z.array(EngagementRow) },
+  { report: 'realtime', path: '/sites/{siteId}/realtime', summary: 'Visitors and views in the last minutes (default 10)', query: { minutes: opt('1 to 360, default 10') }, response: z.object({ visitors: int, views: int }) },
+  {
+    report: 'realtime_countries', path: '/sites/{siteId}/realtime/countries', summary: 'Live visitors per country (default 30 minutes)',
+    query: { minutes: opt('1 to 360, default 30'), ...PAGING }, response: z.array(CountryRow),
+  },
+];
+
+export default function reportRoutes(r: RouteRegistrar): void {
+  for (const route of ROUTES) {
+    r.route({
+      method: 'get', path: route.path, summary: route.summary, tag: 'analytics', scope: 'analytics:read',
+      query: z.object(route.query), response: route.response,
+      async handler({ app, principal, site, req, params }) {
+        const query = stringParams(req);
+        if (route.report === 'breakdown') query.dimension = params.dimension;
+        return runReport(app.store, site, principal.retentionDays, route.report, query);
+      },
+    });
+  }
+}

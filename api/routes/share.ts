@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { notFound } from '../../core/errors';
+import { SECTIONS, ShareRepo, shareOut, type Panels } from '../../model/share';
+import { viewCounter } from '../../model/share-views';
+import type { RouteRegistrar } from '../route';
+
+const ShareOut = z.object({
+  url: z.string(), slug: z.string(), label: z.string(), active: z.boolean(),
+  panels: z.object(Object.fromEntries(SECTIONS.map((s) => [s, z.boolean()]))),
+  max_range_days: z.number().int(), expires_in_days: z.number().int().nullable(), days_left: z.number().int().nullable(),
+  created_at: z.string(), updated_at: z.string(), expires_at: z.string().nullable(), view_count: z.number().int(),
+});
+
+const flag = z.boolean({ error: 'must be true or false' }).optional();
+const ShareBody = z.strictObject({
+  ...(Object.fromEntries(SECTIONS.map((s) => [s, flag])) as Record<(typeof SECTIONS)[number], typeof flag>),
+  label: z.string().trim().min(1, 'must not be empty').max(200).optional(),
+  max_range_days: z.number({ error: 'must be a whole number of days' }).int('must be a whole number of days').min(1).max(3650).optional(),
+  expires_in_days: z.number({ error: 'must be a whole number of days or null' }).int('must be a whole number of days').min(1).max(3650).nullable().optional(),
+});
+
+export default function shareRoutes(r: RouteRegistrar): void {
+  r.route({
+    method: 'put', path: '/sites/{siteId}/share', summary: 'Create or update the public share board', tag: 'share',
+    scope: 'settings:write', body: ShareBody, response: ShareOut,
+    async handler({ app, site, body }) {
+      const repo = new ShareRepo(app.store);
+      const { label, max_range_days, expires_in_days, ...switches } = body;
+      const panels = Object.fromEntries(Object.entries(switches).filter(([, v]) => v !== undefined)) as Partial<Panels>;
+      const row = await repo.save(site, await repo.get(site.id), { panels, label, max_range_days, expires_in_days });
+      return { data: shareOut(row, await viewCounter(app.store).read('share', row.slug)) };
+    },
+  });
+
+  r.route({
+    method: 'get', path: '/sites/{siteId}/share', summary: 'The share board', tag: 'share', scope: 'settings:read',
+    response: ShareOut,
+    async handler({ app, site }) {
+      const row = await new ShareRepo(app.store).get(site.id);
+      if (!row) throw notFound('share board');
+      return { data: shareOut(row, await viewCounter(app.store).read('share', row.slug)) };
+    },
+  });
+
+  r.route({
+    method: 'delete', path: '/sites/{siteId}/share', summary: 'Deactivate the share board (a later PUT issues a new slug)',
+    tag: 'share', scope: 'settings:write', response: ShareOut,
+    async handler({ app, site }) {
+      const repo = new ShareRepo(app.store);
+      const row = await repo.get(site.id);
+      if (!row) throw notFound('share board');
+      const off = row.active ? await repo.deactivate(row) : row;
+      return { data: shareOut(off, await viewCounter(app.store).read('share', off.slug)) };
+    },
+  });
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { notFound } from '../../core/errors';
+import { viewCounter } from '../../model/share-views';
+import { CHART_STYLES, WIDGET_METRICS, WIDGET_TYPES, WidgetRepo, widgetOut } from '../../model/widget';
+import type { RouteRegistrar } from '../route';
+
+const WidgetOut = z.object({
+  url: z.string(), slug: z.string(), type: z.enum(WIDGET_TYPES), metric: z.enum(WIDGET_METRICS), enabled: z.boolean(),
+  chart_style: z.enum(CHART_STYLES), publish_revenue: z.boolean(), created_at: z.string(), updated_at: z.string(),
+  view_count: z.number().int(),
+});
+
+const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` }).optional();
+const WidgetBody = z.strictObject({
+  type: oneOf(WIDGET_TYPES),
+  metric: oneOf(WIDGET_METRICS),
+  enabled: z.boolean({ error: 'must be true or false' }).optional(),
+  chart_style: oneOf(CHART_STYLES),
+  publish_revenue: z.boolean({ error: 'must be true or false' }).optional(),
+});
+
+export default function widgetRoutes(r: RouteRegistrar): void {
+  r.route({
+    method: 'put', path: '/sites/{siteId}/widget', summary: 'Create or update the embeddable widget (starts off)',
+    tag: 'widget', scope: 'settings:write', body: WidgetBody, response: WidgetOut,
+    async handler({ app, site, body }) {
+      const repo = new WidgetRepo(app.store);
+      const row = await repo.save(site.id, await repo.get(site.id), body);
+      return { data: widgetOut(row, await viewCounter(app.store).read('widget', row.slug)) };
+    },
+  });
+
+  r.route({
+    method: 'get', path: '/sites/{siteId}/widget', summary: 'The embeddable widget', tag: 'widget', scope: 'settings:read',
+    response: WidgetOut,
+    async handler({ app, site }) {
+      const row = await new WidgetRepo(app.store).get(site.id);
+      if (!row) throw notFound('widget');
+      return { data: widgetOut(row, await viewCounter(app.store).read('widget', row.slug)) };
+    },
+  });
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { notFound } from '../../core/errors';
+import { geoLookup } from '../../ingest/enrich/geo';
+import { importEvents } from '../../ingest/import/importer';
+import { addCommands, define } from './commands';
+
+/**
+ * `tally events import --site S --file F|-`: the request body is the NDJSON stream (PRODUCT.md §2).
+ * Prints {imported, rejected, errors: [first 10 {line, message}]}.
+ */
+const siteArg = z.string({ error: '--site is required' }).uuid('--site must be a site uuid');
+
+addCommands({
+  'events import': define({
+    args: z.object({ site: siteArg }),
+    async run(ctx, a, body) {
+      const site = await ctx.repos.getSite(a.site);
+      if (!site) throw notFound('site');
+      return importEvents(ctx.store, geoLookup(ctx.config.geoipDb), site, body);
+    },
+  }),
+});

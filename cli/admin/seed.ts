@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { notFound } from '../../core/errors';
+import { seedEvents } from '../../ingest/seed/seed';
+import { addCommands, define } from './commands';
+
+/** `tally seed --site S --events N --days D [--seed S]`: prints {inserted}. */
+addCommands({
+  seed: define({
+    args: z.object({
+      site: z.string({ error: '--site is required' }).uuid('--site must be a site uuid'),
+      events: z.coerce.number({ error: '--events is required' }).int('--events must be a whole number').min(1).max(1_000_000_000),
+      days: z.coerce.number({ error: '--days is required' }).int('--days must be a whole number').min(1).max(3650),
+      seed: z.coerce.number().int('--seed must be a whole number').min(0).max(2 ** 53).default(1),
+    }),
+    async run(ctx, a) {
+      const site = await ctx.repos.getSite(a.site);
+      if (!site) throw notFound('site');
+      return seedEvents(ctx.store, site, { events: a.events, days: a.days, seed: a.seed });
+    },
+  }),
+});

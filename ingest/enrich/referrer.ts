@@ -1,0 +1,57 @@
+import { channelOf } from './channel';
+import { lookupHost, lookupSourceName, type SourceCategory } from './sources';
+import { stripWww, withinDomain, type PageFields } from './url';
+
+/**
+ * Where a visit came from. `referrer` is the referring hostname without `www.` ('' for direct), the
+ * breakdown label as stored; `referrer_source` is the display name (utm_source first, as GA4 and
+ * Plausible do, then the known name of the referring site, then its hostname); `channel` is the GA4
+ * default channel. A referrer on the page's own host or inside the site's domain is a self-referral
+ * and counts as direct.
+ */
+export interface TrafficSource {
+  referrer: string;
+  referrer_source: string;
+  channel: string;
+}
+
+export function referrerHost(referrer: string | undefined): string {
+  if (!referrer) return '';
+  try {
+    return new URL(referrer).hostname.toLowerCase().replace(/\.$/, '');
+  } catch {
+    return '';
+  }
+}
+
+function isSelfReferral(refHost: string, page: PageFields, siteDomain: string): boolean {
+  return stripWww(refHost) === stripWww(page.hostname) || (!!siteDomain && withinDomain(refHost, siteDomain));
+}
+
+function mediumOf(page: PageFields, refHost: string, category: SourceCategory | null, googleAds: boolean): string {
+  if (page.utm_medium) return page.utm_medium.toLowerCase();
+  if (googleAds) return 'cpc'; // Google Ads auto-tagging: gclid / gad_campaignid mean google / cpc
+  if (refHost) return category === 'search' ? 'organic' : category === 'email' ? 'email' : 'referral';
+  return page.utm_source ? '(not set)' : '(none)';
+}
+
+export function trafficSource(page: PageFields, referrer: string | undefined, siteDomain: string): TrafficSource {
+  let refHost = referrerHost(referrer);
+  if (refHost && isSelfReferral(refHost, page, siteDomain)) refHost = '';
+  const host = stripWww(refHost);
+  const googleAds = !!(page.gclid || page.gad_campaign_id);
+  const fromRef = refHost ? lookupHost(refHost) : null;
+  const fromUtm = page.utm_source ? lookupSourceName(page.utm_source) : null;
+  const category = page.utm_source ? fromUtm?.category ?? null : googleAds ? 'search' : fromRef?.category ?? null;
+  const source = page.utm_source ? page.utm_source.toLowerCase() : googleAds ? 'google' : host || '(direct)';
+  const channel = channelOf({
+    source,
+    medium: mediumOf(page, refHost, category, googleAds),
+    campaign: page.utm_campaign.toLowerCase(),
+    category,
+  });
+  const display = page.utm_source
+    ? fromUtm?.source ?? page.utm_source
+    : googleAds ? 'Google' : host ? fromRef?.source ?? host : '';
+  return { referrer: host, referrer_source: display, channel };
+}

@@ -1,0 +1,21 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * UInt64 identifiers (visitor_id, session_id) as decimal strings: JavaScript numbers lose precision
+ * above 2^53, and ClickHouse reads a quoted decimal into a UInt64 column exactly.
+ * SHA-256 over the parts (unit-separated so ("ab","c") and ("a","bc") differ), first 8 bytes.
+ */
+export function hash64(...parts: string[]): string {
+  const digest = createHash('sha256').update(parts.join('\x1f')).digest();
+  return digest.readBigUInt64BE(0).toString();
+}
+
+/**
+ * The visitor id of an explicit visitor string on a site: the `visitor` field of an imported line
+ * and the first-party-cookie token of live ingest map through this one function, so the same string
+ * always lands on the same UInt64 (fixtures and payment attribution rely on it).
+ */
+export const visitorIdFor = (siteId: string, visitor: string): string => hash64('visitor', siteId, visitor);
+
+/** The session id of an explicit `session` string of an imported line. */
+export const sessionIdFor = (siteId: string, session: string): string => hash64('session', siteId, session);

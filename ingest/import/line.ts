@@ -1,0 +1,100 @@
+import { isIP } from 'node:net';
+import type { EventInput } from '../event';
+import { MAX_NAME, parseProps, parseValueCents } from '../props';
+import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
+
+/**
+ * One NDJSON import line (PRODUCT.md §2) to an event, or the message that says why it is refused.
+ * Unknown fields are ignored, so exports from newer versions still import.
+ */
+export interface ImportedEvent {
+  input: EventInput;
+  visitor?: string;
+  session?: string;
+}
+
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+type Obj = Record<string, unknown>;
+
+function optString(o: Obj, field: string, max: number): string | undefined | { error: string } {
+  const v = o[field];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') return { error: `${field} must be a string` };
+  if (v.length > max) return { error: `${field} is longer than ${max} characters` };
+  return v;
+}
+
+function absoluteUrl(o: Obj, field: string): string | undefined | { error: string } {
+  const v = optString(o, field, MAX_URL_LENGTH);
+  if (typeof v !== 'string') return v;
+  try {
+    new URL(v);
+    return v;
+  } catch {
+    return { error: `${field} must be an absolute URL` };
+  }
+}
+
+function parseTs(v: unknown): Date | string {
+  if (v === undefined || v === null) return 'ts is required';
+  if (typeof v !== 'string' || !ISO_WITH_OFFSET.test(v)) return 'ts must be an ISO 8601 timestamp with an offset, e.g. 2026-01-02T03:04:05Z';
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? new Date(ms) : 'ts is not a valid date';
+}
+
+function parseName(v: unknown): string | { error: string } {
+  if (v === undefined || v === null || v === '') return { error: 'name is required' };
+  if (typeof v !== 'string') return { error: 'name must be a string' };
+  if (v.length > MAX_NAME) return { error: `name is longer than ${MAX_NAME} characters` };
+  return v;
+}
+
+const isError = (v: unknown): v is { error: string } => typeof v === 'object' && v !== null && 'error' in v;
+
+/** Field checks in reading order; the first failure is the line's message. */
+export function parseImportLine(text: string): ImportedEvent | string {
+  let o: unknown;
+  try {
+    o = JSON.parse(text);
+  } catch {
+    return 'not valid JSON';
+  }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return 'each line must be a JSON object';
+  const obj = o as Obj;
+  const ts = parseTs(obj.ts);
+  if (typeof ts === 'string') return ts;
+  const name = parseName(obj.name);
+  if (isError(name)) return name.error;
+  if (obj.url === undefined || obj.url === null || obj.url === '') return 'url is required';
+  if (typeof obj.url !== 'string') return 'url must be a string';
+  const url = parseHttpUrl(obj.url, 'url');
+  if (typeof url === 'string') return url;
+  const fields = {
+    referrer: absoluteUrl(obj, 'referrer'),
+    link: absoluteUrl(obj, 'link'),
+    visitor: optString(obj, 'visitor', 500),
+    session: optString(obj, 'session', 500),
+    user_agent: optString(obj, 'user_agent', 2000),
+    ip: optString(obj, 'ip', 100),
+    country: optString(obj, 'country', 2),
+    region: optString(obj, 'region', 200),
+    city: optString(obj, 'city', 200),
+  };
+  for (const v of Object.values(fields)) if (isError(v)) return v.error;
+  const f = fields as Record<keyof typeof fields, string | undefined>;
+  if (f.ip !== undefined && isIP(f.ip) === 0) return 'ip must be an IPv4 or IPv6 address';
+  if (f.country !== undefined && !/^[A-Za-z]{2}$/.test(f.country)) return 'country must be an ISO 3166-1 alpha-2 code';
+  const valueCents = parseValueCents(obj.value_cents);
+  if (typeof valueCents === 'string') return valueCents;
+  const props = parseProps(obj.props);
+  if (typeof props === 'string') return props;
+  return {
+    input: {
+      ts, name, url, referrer: f.referrer, userAgent: f.user_agent, ip: f.ip, link: f.link, valueCents, props,
+      geo: { country: f.country, region: f.region, city: f.city },
+    },
+    visitor: f.visitor,
+    session: f.session,
+  };
+}

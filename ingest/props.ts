@@ -1,0 +1,32 @@
+/**
+ * Custom properties: an object of string keys to scalar values. Numbers and booleans are kept as
+ * their text (trackers send `{plan: 3}`); nested objects, arrays and null are refused with a message
+ * naming the key. Bounded so one event cannot bloat a row.
+ */
+export const MAX_PROPS = 30;
+const MAX_KEY = 300;
+const MAX_VALUE = 2000;
+
+export function parseProps(value: unknown, field = 'props'): Record<string, string> | string {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) return `${field} must be an object of string values`;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_PROPS) return `${field} allows at most ${MAX_PROPS} keys`;
+  const out: Record<string, string> = {};
+  for (const [k, v] of entries) {
+    if (!k || k.length > MAX_KEY) return `${field} keys must be 1-${MAX_KEY} characters`;
+    if (typeof v === 'string') out[k] = v.slice(0, MAX_VALUE);
+    else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+    else return `${field}.${k} must be a string, number or boolean`;
+  }
+  return out;
+}
+
+export const MAX_NAME = 120;
+
+/** value_cents: a whole number of the smallest currency unit. */
+export function parseValueCents(value: unknown, field = 'value_cents'): number | undefined | string {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) return `${field} must be an integer (cents)`;
+  return value;
+}

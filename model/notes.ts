@@ -1,0 +1,96 @@
+import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import type { Store } from '../clickhouse/store';
+import { nowMs } from '../core/clock';
+import type { Site } from '../core/domain';
+import { newId } from '../core/ids';
+import { isoInZone, localDate, zonedMidnight, type ResolvedWindow } from './notes-window';
+
+/**
+ * Notes annotate a site's timeline. A `minute` note is pinned to its instant; a `date` note is pinned
+ * to a calendar day (occurred_date), fixed at creation from the site's timezone then, so a later
+ * timezone change never moves it to another day.
+ */
+export type Granularity = 'date' | 'minute';
+
+export interface NoteRow {
+  id: string; site_id: string; body: string; granularity: Granularity; occurred_at: string;
+  occurred_date: string | null; author_id: string | null; created_at: string; updated_at: string;
+}
+
+export interface Note {
+  id: string; body: string; granularity: Granularity; occurred_at: string; author_id: string | null;
+  created_at: string; updated_at: string;
+}
+
+const COLUMNS: (keyof NoteRow & string)[] = [
+  'id', 'site_id', 'body', 'granularity', 'occurred_at', 'occurred_date', 'author_id', 'created_at', 'updated_at',
+];
+
+/** The instant a note sits at: a date note at local midnight of its day in the given zone. */
+const EFFECTIVE = (tzParam: string) =>
+  `if(granularity = 'date', toDateTime64(assumeNotNull(occurred_date), 3, {${tzParam}:String}), occurred_at)`;
+
+export class NotesRepo {
+  private readonly table: MetaTable<NoteRow>;
+
+  constructor(store: Store) {
+    this.table = new MetaTable(store, 'notes', COLUMNS);
+  }
+
+  async create(site: Site, input: { body: string; occurred_at: string; granularity: Granularity }, authorId: string): Promise<NoteRow> {
+    const at = isoToCh(new Date(nowMs()));
+    const occurredMs = Date.parse(input.occurred_at);
+    return this.table.put({
+      id: newId(), site_id: site.id, body: input.body, granularity: input.granularity, occurred_at: isoToCh(new Date(occurredMs)),
+      occurred_date: input.granularity === 'date' ? localDate(occurredMs, site.timezone) : null,
+      author_id: authorId, created_at: at, updated_at: at,
+    });
+  }
+
+  get(siteId: string, id: string): Promise<NoteRow | undefined> {
+    return this.table.one('site_id = {s:UUID} AND id = {id:UUID}', { s: siteId, id });
+  }
+
+  update(row: NoteRow, body: string): Promise<NoteRow> {
+    return this.table.put({ ...row, body, updated_at: isoToCh(new Date(nowMs())) });
+  }
+
+  remove(row: NoteRow): Promise<void> {
+    return this.table.remove(row);
+  }
+
+  /**
+   * Newest first by when the note happened. With a window, a minute note counts when its instant is
+   * in [from, to); a date note when its day's midnight in the window's zone is, so a day-note shows
+   * on the day it names whatever zone the viewer uses.
+   */
+  list(site: Site, page: { limit: number; offset: number }, window?: ResolvedWindow): Promise<NoteRow[]> {
+    const params: Record<string, unknown> = {
+      s: site.id, stz: site.timezone, lim: page.limit + 1, off: page.offset,
+    };
+    let where = 'site_id = {s:UUID}';
+    if (window) {
+      Object.assign(params, { from: isoToCh(new Date(window.fromMs)), to: isoToCh(new Date(window.toMs)), wtz: window.tz });
+      where += ` AND ${EFFECTIVE('wtz')} >= {from:DateTime64(3)} AND ${EFFECTIVE('wtz')} < {to:DateTime64(3)}`;
+    }
+    return this.table.select(where, params, `ORDER BY ${EFFECTIVE('stz')} DESC, created_at DESC, id DESC LIMIT {lim:UInt32} OFFSET {off:UInt64}`);
+  }
+}
+
+/**
+ * The API shape. A date note's occurred_at is local midnight of its day in the site's current
+ * timezone, written with that zone's offset, so its calendar date reads the same in the string and
+ * in the site's zone. The author is shown only while still a member of the organisation.
+ */
+export function noteOut(row: NoteRow, site: Site, members: ReadonlySet<string>): Note {
+  let occurred = chToIso(row.occurred_at)!;
+  if (row.granularity === 'date' && row.occurred_date) {
+    const [y, m, d] = row.occurred_date.split('-').map(Number);
+    occurred = isoInZone(zonedMidnight(y, m, d, site.timezone), site.timezone);
+  }
+  return {
+    id: row.id, body: row.body, granularity: row.granularity, occurred_at: occurred,
+    author_id: row.author_id && members.has(row.author_id) ? row.author_id : null,
+    created_at: chToIso(row.created_at)!, updated_at: chToIso(row.updated_at)!,
+  };
+}

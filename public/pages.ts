@@ -1,0 +1,61 @@
+import type { Response } from 'express';
+
+/**
+ * The HTML of the public pages. Pages carry no data and no inline script: the browser fetches the
+ * figures from the JSON feeds and draws them (public/assets), so the Content-Security-Policy can
+ * forbid everything but same-origin scripts, styles and fetches.
+ */
+const CSP = [
+  "default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' data:",
+  "base-uri 'none'", "form-action 'none'", 'frame-ancestors *',
+].join('; ');
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** Public pages are meant to be embedded and shared, never indexed, cached or leaked by referrer. */
+export function publicHeaders(res: Response): void {
+  res.set({
+    'Content-Security-Policy': CSP,
+    'Referrer-Policy': 'no-referrer',
+    'X-Robots-Tag': 'noindex, nofollow',
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+  });
+}
+
+function shell(title: string, bodyClass: string, attrs: string, scripts: string[]): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="/assets/tally.css">
+</head>
+<body class="${bodyClass}" ${attrs}>
+<main id="app" aria-live="polite"><p class="loading">Loading…</p></main>
+${scripts.map((s) => `<script src="/assets/${s}" defer></script>`).join('\n')}
+</body>
+</html>`;
+}
+
+export function sendPage(res: Response, title: string, bodyClass: string, attrs: Record<string, string>, scripts: string[]): void {
+  publicHeaders(res);
+  const a = Object.entries(attrs).map(([k, v]) => `data-${k}="${escapeHtml(v)}"`).join(' ');
+  res.status(200).type('html').send(shell(title, bodyClass, a, scripts));
+}
+
+export function sendNotFoundPage(res: Response, what: string): void {
+  publicHeaders(res);
+  res.status(404).type('html').send(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Not found</title><link rel="stylesheet" href="/assets/tally.css"></head>
+<body class="notfound"><main><h1>Not found</h1><p>This ${escapeHtml(what)} does not exist, has expired or is no longer shared.</p></main></body></html>`);
+}
+
+export function sendJson(res: Response, status: number, body: unknown): void {
+  publicHeaders(res);
+  res.status(status).json(body);
+}

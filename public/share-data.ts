@@ -1,0 +1,128 @@
+import type { AppContext } from '../api/context';
+import { funnelReportFor } from '../api/routes/funnels';
+import type { Store } from '../clickhouse/store';
+import { nowMs } from '../core/clock';
+import type { Site } from '../core/domain';
+import { FunnelsRepo, funnelOut } from '../model/funnels';
+import { isoInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window';
+import { SECTIONS, type Panels, type Section } from '../model/share';
+import type { LiveBoard } from './share';
+
+/**
+ * What a share board shows, assembled from the query helper's reports (runReport). Only enabled
+ * sections are computed and sent: a disabled section's figures never leave the server, and money
+ * (revenue, payments, goal values) is scrubbed from every section unless `revenue` is on.
+ */
+export type ReportName = 'overview' | 'timeseries' | 'breakdown' | 'heatmap' | 'engagement' | 'realtime' | 'realtime_countries';
+export type RunReport = (
+  store: Store, site: Site, retentionDays: number, report: ReportName, params: Record<string, string | undefined>,
+) => Promise<{ data: unknown; meta: unknown }>;
+
+type Row = Record<string, unknown> & { label?: string };
+
+interface BoardContext {
+  app: AppContext;
+  board: LiveBoard;
+  window: ResolvedWindow;
+  report<T>(name: ReportName, params?: Record<string, string | undefined>): Promise<T>;
+}
+
+const MONEY = new Set(['revenue_cents', 'revenue_per_visitor_cents', 'payments', 'goal_value_cents']);
+const AI_CHANNEL = 'AI Assistants';
+const DAY = 86_400_000;
+
+const top = (c: BoardContext, dimension: string, limit: number, extra: Record<string, string> = {}) =>
+  c.report<Row[]>('breakdown', { dimension, limit: String(limit), ...extra });
+
+/** One entry per section: what it draws. */
+const SECTION_DATA = {
+  geo: async (c) => ({ countries: await top(c, 'country', 10) }),
+  tech: async (c) => ({ browsers: await top(c, 'browser', 8), os: await top(c, 'os', 8), devices: await top(c, 'device', 5) }),
+  goals: async (c) => ({ goals: await top(c, 'goal', 10) }),
+  pages: async (c) => ({ pages: await top(c, 'path', 10), entry_pages: await top(c, 'entry_path', 10) }),
+  funnel: async (c) => ({ funnels: await boardFunnels(c) }),
+  heatmap: async (c) => ({ cells: await c.report<Row[]>('heatmap') }),
+  revenue: async (c) => {
+    const o = await c.report<Row>('overview');
+    return {
+      currency: c.board.site.currency, revenue_cents: o.revenue_cents, payments: o.payments,
+      revenue_per_visitor_cents: o.revenue_per_visitor_cents, by_channel: await top(c, 'channel', 6),
+    };
+  },
+  sources: async (c) => ({ channels: await top(c, 'channel', 8), referrers: await top(c, 'referrer', 10), campaigns: await top(c, 'utm_campaign', 8) }),
+  ai_panel: async (c) => {
+    const series = await c.report<Row[]>('timeseries', { bots: 'included' });
+    return {
+      crawler_views: series.reduce((a, r) => a + Number(r.crawler_views ?? 0), 0),
+      series: series.map((r) => ({ bucket: r.bucket, crawler_views: r.crawler_views })),
+      assistants: await top(c, 'referrer', 8, { filter_channel: AI_CHANNEL }),
+    };
+  },
+  // No search-console feed exists for boards yet: say so rather than draw zeros.
+  keywords: async () => ({ available: false, message: 'Search keywords are not available for this board yet.' }),
+  channel_quality: async (c) => ({ channels: await channelQuality(c) }),
+  imported_history: async (c) => importedHistory(c),
+} satisfies Record<Section, (c: BoardContext) => Promise<object>>;
+
+async function boardFunnels(c: BoardContext) {
+  const funnels = (await new FunnelsRepo(c.app.store).list(c.board.site.id, { limit: 3, offset: 0 })).slice(0, 3).map(funnelOut);
+  return Promise.all(funnels.map(async (f) => (await funnelReportFor(c.app, c.board.site, f, c.window, false))));
+}
+
+/** Per channel: visitors, bounce rate, average session, conversion (and revenue per visitor). */
+async function channelQuality(c: BoardContext) {
+  const channels = await top(c, 'channel', 6);
+  return Promise.all(channels.map(async (ch) => {
+    const o = await c.report<Row>('overview', { filter_channel: String(ch.label) });
+    return {
+      channel: ch.label, visitors: o.visitors, bounce_rate: o.bounce_rate, avg_session_seconds: o.avg_session_seconds,
+      conversion_rate: o.conversion_rate, revenue_per_visitor_cents: o.revenue_per_visitor_cents,
+    };
+  }));
+}
+
+/**
+ * The site's longer history, month by month, over the whole range the board allows. Rows that came
+ * in through `events import` are ordinary events, so imported history is part of it.
+ */
+async function importedHistory(c: BoardContext) {
+  const tz = c.window.tz;
+  const from = isoInZone(nowMs() - c.board.row.max_range_days * DAY, tz);
+  const to = isoInZone(nowMs(), tz);
+  const series = await c.report<Row[]>('timeseries', { from, to, unit: c.board.row.max_range_days > 92 ? 'month' : 'day' });
+  return { range: { from, to }, series: series.map((r) => ({ bucket: r.bucket, visitors: r.visitors })) };
+}
+
+function scrubMoney(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(scrubMoney);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).filter(([k]) => !MONEY.has(k)).map(([k, v]) => [k, scrubMoney(v)]));
+  }
+  return value;
+}
+
+export async function boardData(app: AppContext, board: LiveBoard, panels: Panels, window: ResolvedWindow, run: RunReport) {
+  const base = { from: isoInZone(window.fromMs, window.tz), to: isoInZone(window.toMs, window.tz), tz: window.tz };
+  const c: BoardContext = {
+    app, board, window,
+    report: async <T>(name: ReportName, params: Record<string, string | undefined> = {}) =>
+      (await run(app.store, board.site, board.retentionDays, name, { ...base, ...params })).data as T,
+  };
+  const enabled = SECTIONS.filter((s) => panels[s]);
+  const [summary, timeseries, ...sections] = await Promise.all([
+    c.report<Row>('overview'),
+    c.report<Row[]>('timeseries'),
+    ...enabled.map((s) => SECTION_DATA[s](c)),
+  ]);
+  const body = {
+    label: board.row.label,
+    site: { name: board.site.name, domain: board.site.domain },
+    range: rangeMeta(window),
+    max_range_days: board.row.max_range_days,
+    panels: enabled,
+    summary,
+    timeseries: (timeseries as Row[]).map((r) => ({ bucket: r.bucket, visitors: r.visitors, views: r.views })),
+    sections: Object.fromEntries(enabled.map((s, i) => [s, sections[i]])),
+  };
+  return panels.revenue ? body : (scrubMoney(body) as typeof body);
+}

@@ -1,0 +1,63 @@
+import type { Store } from '../clickhouse/store';
+import { nowMs } from '../core/clock';
+import type { Site } from '../core/domain';
+import { isValidTimeZone } from '../core/time';
+import { GoalsRepo } from '../model/goals';
+import type { ReportQuery } from './ast';
+import type { GoalRule, PlanContext } from './planner';
+import type { ZoneCheck } from './params';
+import { TABLES } from './lower/common';
+import { as, col, eq, fn, param, select, table } from './sql/ast';
+import { execute } from './execute';
+
+/**
+ * What the planner needs from outside the request: now, the organisation's retention, the site's
+ * goal rules (read fresh: adding a rule changes past windows) and, for `period=all`, the site's
+ * earliest event. Also which zones ClickHouse knows, so a zone only Node knows is a 400, not a 500.
+ */
+const zoneSets = new WeakMap<Store, Promise<Set<string>>>();
+
+function clickhouseZones(store: Store): Promise<Set<string>> {
+  let zones = zoneSets.get(store);
+  if (!zones) {
+    zones = execute<{ time_zone: string }>(store, select({ columns: [col('time_zone')], from: table('time_zones', { system: true }) }))
+      .then((rows) => new Set(rows.map((r) => r.time_zone)));
+    zones.catch(() => zoneSets.delete(store));
+    zoneSets.set(store, zones);
+  }
+  return zones;
+}
+
+export async function zoneCheck(store: Store): Promise<ZoneCheck> {
+  const known = await clickhouseZones(store);
+  return (tz) => {
+    if (!isValidTimeZone(tz)) return null;
+    if (known.has(tz)) return tz;
+    // Intl accepts any letter case; ClickHouse wants the canonical spelling.
+    const canonical = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+    return known.has(canonical) ? canonical : null;
+  };
+}
+
+async function earliestEvent(store: Store, siteId: string): Promise<number | null> {
+  const [row] = await execute<{ first: string | null }>(store, select({
+    columns: [as(fn('toString', fn('minOrNull', col('ts'))), 'first')],
+    from: table(TABLES.events),
+    where: eq(col('site_id'), param('UUID', siteId)),
+  }));
+  return row?.first ? Date.parse(row.first.replace(' ', 'T') + 'Z') : null;
+}
+
+const GOAL_REPORTS = new Set(['overview', 'timeseries', 'breakdown']);
+
+export async function planContext(store: Store, site: Site, retentionDays: number, q: ReportQuery): Promise<PlanContext> {
+  const needsEarliest = q.window.kind === 'period' && q.window.period === 'all';
+  const [goals, earliest] = await Promise.all([
+    GOAL_REPORTS.has(q.report) ? new GoalsRepo(store).list(site.id) : Promise.resolve([]),
+    needsEarliest ? earliestEvent(store, site.id) : Promise.resolve(null),
+  ]);
+  const rules: GoalRule[] = goals.map((g) => ({
+    name: g.name, kind: g.kind, event_name: g.event_name, path_pattern: g.path_pattern, revenue_signal: g.revenue_signal,
+  }));
+  return { now: nowMs(), retentionDays, earliestEvent: earliest, goals: rules };
+}

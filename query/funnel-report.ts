@@ -1,0 +1,125 @@
+import type { Params, Store } from '../clickhouse/store';
+import { isoToCh } from '../clickhouse/meta';
+import { globMatch, globToRegex } from '../core/glob';
+import type { FunnelWindow, MatchOp, Step } from '../model/funnels';
+
+/**
+ * The funnel report: per step, the visitors who reached it (in order, each step within the funnel's
+ * window of the first), with conversion from the first and from the previous step. One ClickHouse
+ * `windowFunnel` pass over the site's events in [from, to), plus its succeeded payments when a step
+ * asks for one. Every value is a bound parameter; the window is a literal from FUNNEL_WINDOW_MS.
+ */
+
+// TRAP: windowFunnel needs its window as a literal (not a parameter), so it is only ever read from
+// this table, keyed by the five allowed values. Timestamps are milliseconds, so the window is too.
+const FUNNEL_WINDOW_MS = {
+  3600: '3600000', 86400: '86400000', 604800: '604800000', 2592000: '2592000000', 7776000: '7776000000',
+} as const satisfies Record<FunnelWindow, string>;
+
+/** One entry per match operator: its SQL over a column and a bound value, and the same test in JS. */
+const MATCHERS = {
+  equals: { sql: (col: string, p: string) => `${col} = {${p}:String}`, js: (v: string, x: string) => x === v, value: (v: string) => v },
+  starts_with: { sql: (col: string, p: string) => `startsWith(${col}, {${p}:String})`, js: (v: string, x: string) => x.startsWith(v), value: (v: string) => v },
+  ends_with: { sql: (col: string, p: string) => `endsWith(${col}, {${p}:String})`, js: (v: string, x: string) => x.endsWith(v), value: (v: string) => v },
+  contains: { sql: (col: string, p: string) => `position(${col}, {${p}:String}) > 0`, js: (v: string, x: string) => x.includes(v), value: (v: string) => v },
+  glob: { sql: (col: string, p: string) => `match(${col}, {${p}:String})`, js: (v: string, x: string) => globMatch(v, x), value: globToRegex },
+} as const satisfies Record<MatchOp, { sql(col: string, p: string): string; js(v: string, x: string): boolean; value(v: string): string }>;
+
+/** Event names the tracker itself sends; every other name is a sent goal. */
+const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
+
+export interface PageGoal { name: string; path_pattern: string }
+
+export interface FunnelReportInput {
+  siteId: string;
+  steps: Step[];
+  windowSeconds: FunnelWindow;
+  fromMs: number;
+  toMs: number;
+  includeBots: boolean;
+  /** The site's rule-based goals (a page visit matching a path glob). */
+  pageGoals: PageGoal[];
+}
+
+export interface FunnelStepResult {
+  step: number;
+  visitors: number;
+  conversion_from_first: number;
+  conversion_from_previous: number;
+}
+
+/** Build the condition of each step; params collects the bound values. */
+export function stepConditions(steps: Step[], pageGoals: PageGoal[], params: Params): string[] {
+  let n = 0;
+  const bind = (v: string) => {
+    const name = `v${n++}`;
+    params[name] = v;
+    return name;
+  };
+  return steps.map((step) => {
+    if (step.kind === 'payment') return 'is_payment = 1';
+    const m = MATCHERS[step.match];
+    if (step.kind === 'view') return `(is_payment = 0 AND name = 'pageview' AND ${m.sql('pathname', bind(m.value(step.value)))})`;
+    // A goal step: sent goals by event name, or rule-based page goals whose name matches.
+    const sent = `(is_payment = 0 AND name NOT IN ('${BUILTIN_EVENTS.join("', '")}') AND ${m.sql('name', bind(m.value(step.value)))})`;
+    const rules = pageGoals
+      .filter((g) => m.js(step.value, g.name))
+      .map((g) => `(is_payment = 0 AND name = 'pageview' AND match(pathname, {${bind(globToRegex(g.path_pattern))}:String}))`);
+    return `(${[sent, ...rules].join(' OR ')})`;
+  });
+}
+
+function funnelSql(store: Store, input: FunnelReportInput, conditions: string[]): string {
+  const bots = input.includeBots ? '' : 'AND is_bot = 0';
+  const payments = input.steps.some((s) => s.kind === 'payment')
+    ? `UNION ALL
+       SELECT visitor_id, toUInt64(toUnixTimestamp64Milli(paid_at)) AS t, '' AS name, '' AS pathname, 1 AS is_payment
+       FROM ${store.table('payments')} FINAL
+       WHERE site_id = {site:UUID} AND is_deleted = 0 AND status = 'succeeded' AND paid_at >= {from:DateTime64(3)} AND paid_at < {to:DateTime64(3)}`
+    : '';
+  return `
+    SELECT level, toUInt64(count()) AS visitors FROM (
+      SELECT visitor_id, windowFunnel(${FUNNEL_WINDOW_MS[input.windowSeconds]})(t, ${conditions.join(', ')}) AS level
+      FROM (
+        SELECT visitor_id, toUInt64(toUnixTimestamp64Milli(ts)) AS t, toString(name) AS name, pathname, 0 AS is_payment
+        FROM ${store.table('events')}
+        WHERE site_id = {site:UUID} AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)} ${bots}
+        ${payments}
+      )
+      GROUP BY visitor_id
+    )
+    WHERE level > 0
+    GROUP BY level`;
+}
+
+const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 100 : 0);
+
+export async function runFunnelReport(store: Store, input: FunnelReportInput): Promise<FunnelStepResult[]> {
+  const params: Params = { site: input.siteId, from: isoToCh(new Date(input.fromMs)), to: isoToCh(new Date(input.toMs)) };
+  const conditions = stepConditions(input.steps, input.pageGoals, params);
+  const rows = await store.query<{ level: number; visitors: number }>(funnelSql(store, input, conditions), params);
+  // windowFunnel gives the deepest step each visitor reached; reaching step k means level >= k.
+  const reached = input.steps.map((_s, i) => rows.filter((r) => r.level >= i + 1).reduce((a, r) => a + r.visitors, 0));
+  return reached.map((visitors, i) => ({
+    step: i + 1,
+    visitors,
+    conversion_from_first: pct(visitors, reached[0]),
+    conversion_from_previous: pct(visitors, i === 0 ? reached[0] : reached[i - 1]),
+  }));
+}
+
+export async function loadPageGoals(store: Store, siteId: string): Promise<PageGoal[]> {
+  return store.query<PageGoal>(
+    `SELECT name, path_pattern FROM ${store.table('goals')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0 AND kind = 'page'`,
+    { s: siteId },
+  );
+}
+
+/** The site's earliest retained event, for `period=all`. */
+export async function earliestEventMs(store: Store, siteId: string): Promise<number | undefined> {
+  const [row] = await store.query<{ first: string | null }>(
+    `SELECT toString(min(ts)) AS first FROM ${store.table('events')} WHERE site_id = {s:UUID} HAVING count() > 0`,
+    { s: siteId },
+  );
+  return row?.first ? Date.parse(row.first.replace(' ', 'T') + 'Z') : undefined;
+}

@@ -1,0 +1,42 @@
+import type { Store } from '../clickhouse/store';
+import type { Site } from '../core/domain';
+import type { ReportName } from './ast';
+import { planContext, zoneCheck } from './context';
+import { executor } from './execute';
+import { parseReport } from './params';
+import { plan } from './planner';
+import { runBreakdown } from './reports/breakdown';
+import { runEngagement, runHeatmap, runRealtime, runRealtimeCountries } from './reports/others';
+import { runOverview } from './reports/overview';
+import type { ReportRunner } from './reports/shared';
+import { runTimeseries } from './reports/timeseries';
+
+/**
+ * The query compiler's one entry point: query-string parameters in, `{data, meta}` out.
+ * parse → ReportQuery → planner passes → SQL AST → compiler → ClickHouse → rows shaped for the API.
+ * Invalid parameters throw AppError 400 (unknown breakdown dimension: 400 unknown_dimension).
+ */
+export type { ReportName } from './ast';
+
+const RUNNERS = {
+  overview: runOverview,
+  timeseries: runTimeseries,
+  breakdown: runBreakdown,
+  heatmap: runHeatmap,
+  engagement: runEngagement,
+  realtime: runRealtime,
+  realtime_countries: runRealtimeCountries,
+} satisfies Record<ReportName, ReportRunner>;
+
+export async function runReport(
+  store: Store,
+  site: Site,
+  retentionDays: number,
+  report: ReportName,
+  params: Record<string, string | undefined>,
+): Promise<{ data: unknown; meta: Record<string, unknown> }> {
+  const parsed = parseReport(report, params, site, await zoneCheck(store));
+  const ctx = await planContext(store, site, retentionDays, parsed);
+  const planned = plan(parsed, ctx);
+  return RUNNERS[report](planned, executor(store));
+}

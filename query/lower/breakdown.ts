@@ -1,0 +1,78 @@
+import type { GoalEntry, ReportQuery, Source } from '../ast';
+import { DIMENSIONS, type DimensionDef, type RowField } from '../registry/dimensions';
+import type { MetricKey } from '../registry/metrics';
+import {
+  and, array, as, asc, bin, col, desc, fn, inSet, lambda, param, select, str, type Expr, type SelectNode,
+} from '../sql/ast';
+import { BUILTIN_EVENTS, baseWhere, goalCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
+import { attributedPayments } from './parts';
+
+/**
+ * Breakdowns: rows ranked by visitors (then label) after the filters narrowed the events, paged
+ * with one extra row so `has_more` is measured. Figures the ranking source cannot give (goals on
+ * the rollup, revenue) are fetched for the page's labels only.
+ */
+export interface BreakdownStatements {
+  ranking: SelectNode;
+  goals?: SelectNode;
+  /** Revenue per label, for dimensions whose rows carry revenue_cents. */
+  revenue?: (labels: readonly string[]) => SelectNode;
+  extras: readonly string[];
+  fields: readonly RowField[];
+}
+
+const FIELD_METRIC: Record<RowField, MetricKey | null> = {
+  visitors: 'visitors', views: 'views', clicks: 'clicks', goals: 'goals', revenue_cents: null,
+};
+
+/** Goal labels an event completes: defined goals by rule, other custom events by their own name. */
+export function goalLabels(catalog: readonly GoalEntry[]): Expr {
+  const covered = catalog.flatMap((e) => e.match.events);
+  const ruled = catalog.map((e) => fn('if', goalCondition(e.match), str(e.label), str('')));
+  const sent = fn('if', inSet(col('name'), param('Array(String)', [...BUILTIN_EVENTS, ...covered]), true), fn('toString', col('name')), str(''));
+  return fn('arrayJoin', fn('arrayFilter', lambda(['x'], bin('!=', col('x'), str(''))), array(...ruled, sent)));
+}
+
+function anyGoal(catalog: readonly GoalEntry[]): Expr {
+  return goalCondition({ events: catalog.flatMap((e) => e.match.events), pages: catalog.flatMap((e) => e.match.pages), anyCustom: true });
+}
+
+function labelOf(q: ReportQuery, def: DimensionDef): Expr {
+  return def.family === 'goal' ? goalLabels(q.catalog!) : def.label();
+}
+
+/** Rows the dimension groups: its events, its present values, goal completions for `goal`. */
+function narrowing(q: ReportQuery, def: DimensionDef): Expr | undefined {
+  return and(def.events?.(), def.present?.(), def.family === 'goal' ? anyGoal(q.catalog!) : undefined);
+}
+
+function grouped(q: ReportQuery, def: DimensionDef, source: Source, keys: MetricKey[], extraWhere?: Expr): SelectNode {
+  const extras = Object.entries(def.extra).map(([name, e]) => as(e(), name));
+  return select({
+    columns: [as(labelOf(q, def), 'label'), ...extras, ...metricColumns(keys, source, metricScope(q))],
+    from: relationOf(source),
+    where: and(baseWhere(q, { source }), narrowing(q, def), extraWhere),
+    groupBy: [col('label'), ...Object.keys(def.extra).map((n) => col(n))],
+  });
+}
+
+export function lowerBreakdown(q: ReportQuery): BreakdownStatements {
+  const def: DimensionDef = DIMENSIONS[q.dimension!];
+  const source = q.source!;
+  const metricKeys = def.fields.flatMap((f) => (FIELD_METRIC[f] ? [FIELD_METRIC[f]!] : []));
+  const { here, raw } = splitBySource(metricKeys, source);
+  const paging = q.paging!;
+  const rank = grouped(q, def, source, here);
+  const ranking = {
+    ...rank,
+    orderBy: [desc(col('visitors')), asc(col('label')), ...Object.keys(def.extra).map((n) => asc(col(n)))],
+    limit: param('UInt32', paging.limit + 1),
+    offset: param('UInt64', paging.offset),
+  } as SelectNode;
+  const goals = raw.length ? grouped(q, def, 'events', raw, goalCondition(q.counted!)) : undefined;
+  const revenue = def.fields.includes('revenue_cents')
+    ? (labels: readonly string[]) => attributedPayments(q, { label: def.label(), extras: def.extra, labels })
+    : undefined;
+  return { ranking, goals, revenue, extras: Object.keys(def.extra), fields: def.fields };
+}
+

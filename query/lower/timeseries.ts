@@ -1,0 +1,66 @@
+import type { ReportQuery, Source } from '../ast';
+import { BUCKETS, LABEL_FORMAT } from '../registry/buckets';
+import type { MetricKey } from '../registry/metrics';
+import { and, as, col, fn, inSet, select, str, subquery, tuple, type Expr, type SelectNode } from '../sql/ast';
+import {
+  baseWhere, goalCondition, goalLeavesCondition, human, metricColumns, metricScope, relationOf, splitBySource, timeOf,
+} from './common';
+import { firstSeen } from './parts';
+
+/**
+ * Timeseries: figures per bucket, gap-filled afterwards from the planner's labels. The scan keeps
+ * crawler rows (crawler_views is always present) and counts human figures under `is_bot = 0`.
+ */
+export const TIMESERIES_FIELDS = [
+  'visitors', 'views', 'new_visitors', 'returning_visitors', 'crawler_views', 'goals', 'goal_value_cents',
+] as const satisfies readonly MetricKey[];
+
+const EVENT_PART: MetricKey[] = ['visitors', 'views', 'crawler_views', 'goals', 'goal_value_cents'];
+
+/** `YYYY-MM-DD HH:MM:SS` of the bucket holding `ts`, in the report's bucket zone. */
+export function bucketLabel(q: ReportQuery, ts: Expr): Expr {
+  const tz = q.report === 'engagement' ? 'UTC' : q.tz;
+  return fn('formatDateTime', BUCKETS[q.unit!].sql(ts, str(tz)), str(LABEL_FORMAT));
+}
+
+function eventPart(q: ReportQuery, source: Source, keys: MetricKey[], narrow?: Expr): SelectNode {
+  const goal = goalLeavesCondition(q.filters);
+  const scope = metricScope(q, { when: and(q.humanOnly ? human() : undefined, goal), filterWhen: goal });
+  if (scope.when?.kind === 'literal') scope.when = undefined;
+  return select({
+    columns: [as(bucketLabel(q, timeOf(source)), 'label'), ...metricColumns(keys, source, scope)],
+    from: relationOf(source),
+    where: and(baseWhere(q, { source, human: false, goalFilters: false }), narrow),
+    groupBy: [col('label')],
+  });
+}
+
+export interface TimeseriesStatements {
+  events: SelectNode;
+  goals?: SelectNode;
+  newVisitors: SelectNode;
+}
+
+export function lowerTimeseries(q: ReportQuery): TimeseriesStatements {
+  const { here, raw } = splitBySource(EVENT_PART, q.source!);
+  const seen = firstSeen(q);
+  const label = bucketLabel(q, col('first_seen'));
+  // Without filters a visitor's first event is itself a row of its bucket; with filters it must match them.
+  const matched = q.filters
+    ? inSet(tuple(col('visitor_id'), label), select({
+        columns: [col('visitor_id'), bucketLabel(q, timeOf(q.source!))],
+        from: relationOf(q.source!),
+        where: baseWhere(q),
+      }))
+    : undefined;
+  return {
+    events: eventPart(q, q.source!, here),
+    goals: raw.length ? eventPart(q, 'events', raw, goalCondition(q.counted!)) : undefined,
+    newVisitors: select({
+      columns: [as(label, 'label'), as(fn('count'), 'new_visitors')],
+      from: subquery(seen),
+      where: matched,
+      groupBy: [col('label')],
+    }),
+  };
+}

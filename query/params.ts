@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import type { Site } from '../core/domain';
+import { AppError, invalidRequest } from '../core/errors';
+import type { FilterNode, ReportName, ReportQuery } from './ast';
+import { BUCKET_UNITS } from './registry/buckets';
+import { DIMENSION_KEYS, isDimension } from './registry/dimensions';
+import { FILTERS, FILTER_KEYS, isFilterKey } from './registry/filters';
+import { PERIODS, type WindowRequest } from './window/resolve';
+
+/**
+ * Query-string parameters → `ReportQuery`. Every refusal is a 400 naming the parameter; nothing is
+ * clamped or silently dropped except parameters an endpoint documents as ignored (filters on heatmap
+ * and engagement, `limit` on timeseries).
+ */
+export type Params = Record<string, string | undefined>;
+
+/** Canonical zone name, or null when either Intl or ClickHouse does not know it. */
+export type ZoneCheck = (tz: string) => string | null;
+
+const MIN_TS = Date.UTC(1970, 0, 1);
+const MAX_TS = Date.UTC(2200, 0, 1);
+const ISO_WITH_OFFSET = z.iso.datetime({ offset: true, local: false });
+
+const int = (name: string, min: number, max: number, fallback: number) => (v: string | undefined): number => {
+  if (v === undefined) return fallback;
+  if (!/^\d{1,10}$/.test(v)) throw invalidRequest(`${name}: must be an integer from ${min} to ${max}`);
+  const n = Number(v);
+  if (n < min || n > max) throw invalidRequest(`${name}: must be an integer from ${min} to ${max}, got ${n}`);
+  return n;
+};
+
+function oneOf<T extends string>(name: string, allowed: readonly T[], v: string | undefined): T | undefined {
+  if (v === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(v)) throw invalidRequest(`${name}: must be one of ${allowed.join(', ')}`);
+  return v as T;
+}
+
+function instant(name: string, v: string): number {
+  if (!ISO_WITH_OFFSET.safeParse(v).success) throw invalidRequest(`${name}: must be an ISO 8601 date-time with an offset, e.g. 2026-01-31T00:00:00+01:00`);
+  const ms = Date.parse(v);
+  if (!Number.isFinite(ms) || ms < MIN_TS || ms >= MAX_TS) throw invalidRequest(`${name}: must lie between 1970 and 2200`);
+  return ms;
+}
+
+export function parseWindow(p: Params): WindowRequest {
+  const period = oneOf('period', PERIODS, p.period);
+  const hasFrom = p.from !== undefined;
+  const hasTo = p.to !== undefined;
+  if (period && (hasFrom || hasTo)) throw invalidRequest('period: cannot be combined with from/to; give one or the other');
+  if (hasFrom !== hasTo) throw invalidRequest(hasFrom ? 'to: is required when from is given' : 'from: is required when to is given');
+  if (hasFrom) {
+    const from = instant('from', p.from!);
+    const to = instant('to', p.to!);
+    if (from >= to) throw invalidRequest('from: must be before to');
+    return { kind: 'range', from, to };
+  }
+  return { kind: 'period', period: period ?? 'last30d' };
+}
+
+export function parseTz(p: Params, zones: ZoneCheck): string {
+  if (p.tz === undefined) return 'UTC';
+  const tz = p.tz.length <= 64 ? zones(p.tz) : null;
+  if (!tz) throw invalidRequest(`tz: "${p.tz.slice(0, 64)}" is not a known IANA timezone`);
+  return tz;
+}
+
+const MAX_FILTER_VALUE = 2000;
+
+/** Every `filter_<name>` parameter, ANDed. Unknown names are refused even where filters are ignored. */
+export function parseFilters(p: Params): FilterNode | null {
+  const items: FilterNode[] = [];
+  for (const [key, raw] of Object.entries(p)) {
+    if (!key.startsWith('filter_') || raw === undefined) continue;
+    const name = key.slice('filter_'.length);
+    if (!isFilterKey(name)) throw invalidRequest(`${key}: unknown filter; valid filters are ${FILTER_KEYS.map((k) => 'filter_' + k).join(', ')}`);
+    if (raw.length === 0) throw invalidRequest(`${key}: must not be empty`);
+    if (raw.length > MAX_FILTER_VALUE) throw invalidRequest(`${key}: must be at most ${MAX_FILTER_VALUE} characters`);
+    const def = FILTERS[name];
+    const value = 'normalize' in def && def.normalize ? def.normalize(raw) : raw;
+    items.push({ kind: 'cond', filter: name, op: def.op, value });
+  }
+  items.sort((a, b) => (a.kind === 'cond' && b.kind === 'cond' ? a.filter.localeCompare(b.filter) : 0));
+  if (items.length === 0) return null;
+  return items.length === 1 ? items[0] : { kind: 'and', items };
+}
+
+export function unknownDimension(value: string): AppError {
+  return new AppError(400, 'unknown_dimension', `dimension: "${value.slice(0, 100)}" is not a breakdown dimension; valid dimensions are ${DIMENSION_KEYS.join(', ')}`, {
+    valid: [...DIMENSION_KEYS],
+  });
+}
+
+const bots = (p: Params) => oneOf('bots', ['excluded', 'included'] as const, p.bots) ?? 'excluded';
+const paging = (p: Params) => ({ limit: int('limit', 1, 1000, 100)(p.limit), offset: int('offset', 0, 1_000_000_000, 0)(p.offset) });
+const minutes = (p: Params, fallback: number) => int('minutes', 1, 360, fallback)(p.minutes);
+
+/** Parse the parameters of one report for one site into a ReportQuery (not yet planned). */
+export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id' | 'currency'>, zones: ZoneCheck): ReportQuery {
+  const filters = parseFilters(p);
+  const base = { report, siteId: site.id, currency: site.currency };
+  switch (report) {
+    case 'overview':
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters };
+    case 'timeseries':
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters, unit: oneOf('unit', BUCKET_UNITS, p.unit) };
+    case 'breakdown': {
+      const dimension = p.dimension ?? '';
+      if (!isDimension(dimension)) throw unknownDimension(dimension);
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters, dimension, paging: paging(p) };
+    }
+    case 'heatmap': {
+      const channel = p.channel;
+      if (channel !== undefined && (channel.length === 0 || channel.length > 200)) throw invalidRequest('channel: must be 1 to 200 characters');
+      const only: FilterNode | null = channel === undefined ? null : { kind: 'cond', filter: 'channel', op: 'equals', value: channel };
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: only };
+    }
+    case 'engagement':
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: null, unit: oneOf('unit', BUCKET_UNITS, p.unit) };
+    case 'realtime':
+      return { ...base, window: { kind: 'lookback', minutes: minutes(p, 10) }, tz: 'UTC', bots: 'excluded', filters: null };
+    case 'realtime_countries':
+      return { ...base, window: { kind: 'lookback', minutes: minutes(p, 30) }, tz: 'UTC', bots: 'excluded', filters: null, paging: paging(p) };
+  }
+}

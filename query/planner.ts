@@ -1,0 +1,153 @@
+import { invalidRequest } from '../core/errors';
+import type { FilterNode, GoalEntry, GoalMatch, ReportQuery } from './ast';
+import { BUCKETS, type BucketUnit } from './registry/buckets';
+import { DIMENSIONS } from './registry/dimensions';
+import { FILTERS } from './registry/filters';
+import { bucketLabels } from './window/buckets';
+import { addCalendar, clampToRetention, resolveWindow, type Span } from './window/resolve';
+
+/**
+ * The planner: an ordered list of pure passes `(q, ctx) => q`. Each pass fills in one planned field
+ * of the ReportQuery; adding behaviour means adding a pass here. `plan` runs them in order.
+ */
+export interface GoalRule {
+  name: string;
+  kind: 'event' | 'page';
+  event_name: string | null;
+  path_pattern: string | null;
+  revenue_signal: boolean;
+}
+
+export interface PlanContext {
+  now: number;
+  retentionDays: number;
+  /** The site's earliest event (any kind), or null: `period=all` starts there. */
+  earliestEvent: number | null;
+  goals: readonly GoalRule[];
+}
+
+export type Pass = (q: ReportQuery, ctx: PlanContext) => ReportQuery;
+
+export const MAX_BUCKETS = 10_000;
+const QUARTER_MS = 15 * 60_000;
+
+/** Period or from/to → UTC [from, to) resolved in tz. */
+export const resolveRange: Pass = (q, ctx) => {
+  const span = resolveWindow(q.window, { now: ctx.now, tz: q.tz, earliestEvent: ctx.earliestEvent });
+  return { ...q, range: { ...span, clamped: false } };
+};
+
+/** Windows reaching before the organisation's retention start at the cutoff, flagged clamped. */
+export const clampRetention: Pass = (q, ctx) => ({ ...q, range: clampToRetention(q.range!, ctx.now, ctx.retentionDays) });
+
+/** Default unit by window length (thresholds inclusive, on the local calendar). */
+export function defaultUnit(span: Span, tz: string): BucketUnit {
+  if (span.to <= addCalendar(span.from, tz, 'day', 2)) return 'hour';
+  if (span.to <= addCalendar(span.from, tz, 'month', 3)) return 'day';
+  if (span.to <= addCalendar(span.from, tz, 'month', 24)) return 'week';
+  return 'month';
+}
+
+/** Timeseries buckets are local to tz; engagement buckets are cut at UTC boundaries. */
+export const resolveBuckets: Pass = (q) => {
+  if (q.report !== 'timeseries' && q.report !== 'engagement') return q;
+  const tz = q.report === 'engagement' ? 'UTC' : q.tz;
+  const unit = q.unit ?? defaultUnit(q.range!, q.tz);
+  const buckets = bucketLabels(unit, q.range!, tz, MAX_BUCKETS);
+  if (!buckets) throw invalidRequest(`unit: this window holds more than ${MAX_BUCKETS} ${unit} buckets; choose a larger unit or a shorter window`);
+  return { ...q, unit, buckets };
+};
+
+/** Human figures exclude crawlers unless bots=included; realtime never counts them. */
+export const excludeBots: Pass = (q) => ({
+  ...q,
+  humanOnly: q.bots === 'excluded' || q.report === 'realtime' || q.report === 'realtime_countries',
+});
+
+const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
+const NO_MATCH: GoalMatch = { events: [], pages: [], anyCustom: false };
+
+const ruleMatch = (g: GoalRule): GoalMatch =>
+  g.kind === 'event' ? { events: [g.event_name ?? ''], pages: [], anyCustom: false } : { events: [], pages: [g.path_pattern ?? ''], anyCustom: false };
+
+export function unionMatch(ms: readonly GoalMatch[]): GoalMatch {
+  return {
+    events: [...new Set(ms.flatMap((m) => m.events))].sort(),
+    pages: [...new Set(ms.flatMap((m) => m.pages))].sort(),
+    anyCustom: ms.some((m) => m.anyCustom),
+  };
+}
+
+/** Completions of the goal labelled `label`: defined goals of that name, or sent events of that name. */
+function labelMatch(label: string, catalog: readonly GoalEntry[]): GoalMatch {
+  const sent: GoalMatch = BUILTIN_EVENTS.includes(label) ? NO_MATCH : { events: [label], pages: [], anyCustom: false };
+  return unionMatch([...catalog.filter((e) => e.label === label).map((e) => e.match), sent]);
+}
+
+function replaceGoalLeaves(node: FilterNode, catalog: readonly GoalEntry[]): FilterNode {
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      return { ...node, items: node.items.map((n) => replaceGoalLeaves(n, catalog)) };
+    case 'not':
+      return { ...node, item: replaceGoalLeaves(node.item, catalog) };
+    case 'cond':
+      return node.filter === 'goal' ? { kind: 'goal', label: node.value, match: labelMatch(node.value, catalog) } : node;
+    case 'goal':
+      return node;
+  }
+}
+
+/** Goal leaves ANDed at the top of the filter tree: they narrow what counts as a goal. */
+export function topGoalFilters(node: FilterNode | null): Extract<FilterNode, { kind: 'goal' }>[] {
+  if (!node) return [];
+  if (node.kind === 'goal') return [node];
+  return node.kind === 'and' ? node.items.flatMap((n) => (n.kind === 'goal' ? [n] : [])) : [];
+}
+
+/**
+ * Goal rules are evaluated at read time: the catalog lists defined goals; goal filters become
+ * their completions; `counted` is the nominated revenue-signal goals, or every goal (all custom
+ * events and all page rules) when none is nominated. A goal filter narrows `counted` to that goal.
+ */
+export const expandGoalRules: Pass = (q, ctx) => {
+  const catalog: GoalEntry[] = ctx.goals.map((g) => ({ label: g.name, match: ruleMatch(g) }));
+  const filters = q.filters && replaceGoalLeaves(q.filters, catalog);
+  const nominated = ctx.goals.filter((g) => g.revenue_signal);
+  const everyGoal: GoalMatch = { events: [], pages: [...new Set(ctx.goals.flatMap((g) => (g.kind === 'page' ? [g.path_pattern ?? ''] : [])))].sort(), anyCustom: true };
+  const goalFilters = topGoalFilters(filters);
+  const counted = goalFilters.length
+    ? goalFilters[0].match
+    : nominated.length ? unionMatch(nominated.map(ruleMatch)) : everyGoal;
+  return { ...q, catalog, filters, counted };
+};
+
+function leaves(node: FilterNode | null): FilterNode[] {
+  if (!node) return [];
+  if (node.kind === 'and' || node.kind === 'or') return node.items.flatMap(leaves);
+  return node.kind === 'not' ? leaves(node.item) : [node];
+}
+
+const aligned = (ms: number) => ms % QUARTER_MS === 0;
+
+/**
+ * Decide tables: the quarter-hour session rollup answers when every filter is a session attribute
+ * (or crawler kind), the report groups by time or by a session attribute, and the window (and the
+ * bucket unit) sit on quarter-hour boundaries. Everything else reads raw events.
+ */
+export const decideSource: Pass = (q) => {
+  const r = q.range!;
+  const filtersOk = leaves(q.filters).every((l) => l.kind === 'cond' && FILTERS[l.filter].rollup);
+  const reportOk =
+    q.report === 'overview' || q.report === 'timeseries' || q.report === 'heatmap' || q.report === 'engagement' ||
+    (q.report === 'breakdown' && DIMENSIONS[q.dimension!].family === 'session');
+  const unitOk = !q.unit || BUCKETS[q.unit].quarterAligned;
+  const useSlices = filtersOk && reportOk && unitOk && aligned(r.from) && aligned(r.to);
+  return { ...q, source: useSlices ? 'slices' : 'events' };
+};
+
+export const PASSES: readonly Pass[] = [resolveRange, clampRetention, resolveBuckets, excludeBots, expandGoalRules, decideSource];
+
+export function plan(q: ReportQuery, ctx: PlanContext): ReportQuery {
+  return PASSES.reduce((acc, pass) => pass(acc, ctx), q);
+}

@@ -1,0 +1,107 @@
+import { agg, and, bin, col, eq, fn, lit, str, type Expr } from '../sql/ast';
+
+/**
+ * Report figures (PRODUCT.md §4). Each entry says which part of the plan computes it and how:
+ *  - `events`: an aggregate over the window's events (raw events or the session rollup, which
+ *    carries the same columns plus summed counters), counted under a row condition `when`;
+ *  - `sessions`: over whole sessions (bounce and duration look at the whole session, not the window);
+ *  - `first_seen`: visitors whose first event ever lies in the window;
+ *  - `payments`: succeeded payments paid in the window;
+ *  - `derived`: arithmetic on the others, done after the rows come back.
+ * `null` for a source means that source cannot compute the figure (the planner reads this).
+ */
+export const METRIC_KEYS = [
+  'visitors', 'sessions', 'views', 'goals', 'goal_value_cents', 'crawler_views', 'clicks', 'conversion_rate',
+  'new_visitors', 'returning_visitors', 'bounce_rate', 'avg_session_seconds', 'median_session_seconds',
+  'payments', 'revenue_cents', 'revenue_per_visitor_cents',
+  // Internal parts of derived figures, never shown on their own.
+  'converted', 'all_visitors',
+] as const;
+export type MetricKey = (typeof METRIC_KEYS)[number];
+
+/** What an event-part aggregate may refer to. */
+export interface MetricScope {
+  /** Row condition every human figure counts under (goal filter, human-only in timeseries); undefined = all rows. */
+  when?: Expr;
+  /** Row condition without the human part (crawler_views counts crawlers under the same filters). */
+  filterWhen?: Expr;
+  /** A counted goal completion (nominated revenue-signal goals, or every goal). */
+  counted: Expr;
+}
+
+type EventAgg = (s: MetricScope) => Expr;
+
+export interface MetricDef {
+  type: 'integer' | 'number';
+  part: 'events' | 'sessions' | 'first_seen' | 'payments' | 'derived';
+  /** Over raw events / over the session rollup (null: the rollup cannot answer). */
+  events?: { raw: EventAgg; slices: EventAgg | null };
+  /** Over whole-session rows (columns events, pageviews, duration). */
+  sessions?: () => Expr;
+  /** After the rows are in: figures of the same row by name. */
+  derive?: (r: Readonly<Record<string, number>>) => number;
+}
+
+const ifw = (name: string, s: MetricScope, ...args: Expr[]) =>
+  s.when ? fn(`${name}If`, ...args, s.when) : fn(name, ...args);
+const isPageview = () => eq(col('name'), str('pageview'));
+const isCrawler = () => eq(col('is_bot'), lit(1));
+const pct = (part: Expr, whole: Expr) =>
+  fn('if', eq(whole, lit(0)), lit(0), fn('round', bin('*', bin('/', part, whole), lit(100)), lit(2)));
+/** Duration of a whole session in seconds; sessions under 5 s are left out of duration figures. */
+const LONG_ENOUGH = () => bin('>=', col('duration'), lit(5));
+
+export const METRICS = {
+  visitors: { type: 'integer', part: 'events', events: { raw: (s) => ifw('uniqExact', s, col('visitor_id')), slices: (s) => ifw('uniqExact', s, col('visitor_id')) } },
+  sessions: {
+    type: 'integer', part: 'events',
+    events: { raw: (s) => ifw('uniqExact', s, col('session_id')), slices: (s) => ifw('uniqExact', s, col('session_id')) },
+    // Over whole-session rows (one per session) it is a plain count.
+    sessions: () => fn('count'),
+  },
+  views: {
+    type: 'integer', part: 'events',
+    events: { raw: (s) => fn('countIf', and(isPageview(), s.when)), slices: (s) => ifw('sum', s, col('pageviews')) },
+  },
+  goals: { type: 'integer', part: 'events', events: { raw: (s) => fn('countIf', and(s.counted, s.when)), slices: null } },
+  goal_value_cents: {
+    type: 'integer', part: 'events', events: { raw: (s) => fn('sumIf', col('value_cents'), and(s.counted, s.when)), slices: null },
+  },
+  crawler_views: {
+    type: 'integer', part: 'events',
+    events: {
+      raw: (s) => fn('countIf', and(isPageview(), isCrawler(), s.filterWhen)),
+      slices: (s) => fn('sumIf', col('pageviews'), and(isCrawler(), s.filterWhen)),
+    },
+  },
+  clicks: { type: 'integer', part: 'events', events: { raw: (s) => (s.when ? fn('countIf', s.when) : fn('count')), slices: null } },
+  conversion_rate: {
+    type: 'number', part: 'derived',
+    derive: (r) => (r.all_visitors > 0 ? Math.round((r.converted / r.all_visitors) * 10_000) / 100 : 0),
+  },
+  /** Visitors with a counted goal completion (narrowed by goal filters). */
+  converted: { type: 'integer', part: 'events', events: { raw: (s) => fn('uniqExactIf', col('visitor_id'), and(s.counted, s.when)), slices: null } },
+  /** Visitors ignoring goal filters: the conversion-rate denominator. */
+  all_visitors: { type: 'integer', part: 'events', events: { raw: () => fn('uniqExact', col('visitor_id')), slices: () => fn('uniqExact', col('visitor_id')) } },
+  new_visitors: { type: 'integer', part: 'first_seen' },
+  returning_visitors: { type: 'integer', part: 'derived', derive: (r) => Math.max(0, r.visitors - r.new_visitors) },
+  bounce_rate: {
+    type: 'number', part: 'sessions',
+    sessions: () => pct(fn('countIf', and(eq(col('events'), lit(1)), eq(col('pageviews'), lit(1)))), fn('count')),
+  },
+  avg_session_seconds: {
+    type: 'integer', part: 'sessions',
+    sessions: () => fn('if', eq(fn('countIf', LONG_ENOUGH()), lit(0)), lit(0), fn('round', fn('avgIf', col('duration'), LONG_ENOUGH()))),
+  },
+  median_session_seconds: {
+    type: 'number', part: 'sessions',
+    sessions: () =>
+      fn('if', eq(fn('countIf', LONG_ENOUGH()), lit(0)), lit(0),
+        fn('round', agg('quantileExactInclusiveIf', [0.5], col('duration'), LONG_ENOUGH()), lit(3))),
+  },
+  payments: { type: 'integer', part: 'payments' },
+  revenue_cents: { type: 'integer', part: 'payments' },
+  revenue_per_visitor_cents: {
+    type: 'integer', part: 'derived', derive: (r) => (r.visitors > 0 ? Math.round(r.revenue_cents / r.visitors) : 0),
+  },
+} satisfies Record<MetricKey, MetricDef>;

@@ -1,0 +1,109 @@
+import fc from 'fast-check';
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+
+let svc: TestService;
+let t: Tenant;
+beforeAll(async () => {
+  svc = await startTestService();
+  t = await svc.tenant({ scopes: ['funnels:write'] });
+});
+afterAll(() => svc.stop());
+
+const base = () => `/sites/${t.siteId}/funnels`;
+const signup = {
+  name: 'Signup',
+  steps: [
+    { kind: 'view', match: 'equals', value: '/pricing' },
+    { kind: 'goal', value: 'Signup' },
+    { kind: 'payment' },
+  ],
+  window_seconds: 604800,
+};
+
+test('create answers 201 with the funnel; match defaults to equals; a payment step has neither match nor value', async () => {
+  const res = await svc.api('POST', base(), { token: t.token, body: signup });
+  expect(res.status).toBe(201);
+  expect(res.body.meta).toEqual({ site_id: t.siteId });
+  expect(res.body.data).toMatchObject({
+    name: 'Signup', window_seconds: 604800,
+    steps: [{ kind: 'view', match: 'equals', value: '/pricing' }, { kind: 'goal', match: 'equals', value: 'Signup' }, { kind: 'payment' }],
+  });
+  expect(res.body.data.id).toMatch(/^[0-9a-f-]{36}$/);
+  expect(res.body.data.created_at).toBe(res.body.data.updated_at);
+});
+
+test.each(['equals', 'starts_with', 'ends_with', 'contains', 'glob'])('match %s is accepted', async (match) => {
+  const res = await svc.api('POST', base(), {
+    token: t.token, body: { name: match, steps: [{ kind: 'view', match, value: '/a' }, { kind: 'view', value: '/b' }] },
+  });
+  expect(res.status).toBe(201);
+  expect(res.body.data.steps[0].match).toBe(match);
+  expect(res.body.data.window_seconds).toBe(86400);
+});
+
+test.each([
+  [{ ...signup, window_seconds: 7200 }, 'window_seconds'],
+  [{ ...signup, window_seconds: '3600' }, 'window_seconds'],
+  [{ ...signup, steps: [{ kind: 'click', value: 'x' }, { kind: 'payment' }] }, 'steps.0.kind'],
+  [{ ...signup, steps: [{ kind: 'view', match: 'regex', value: 'x' }, { kind: 'payment' }] }, 'steps.0.match'],
+  [{ ...signup, steps: [{ kind: 'view' }, { kind: 'payment' }] }, 'steps.0.value'],
+  [{ ...signup, steps: [{ kind: 'view', value: '/a' }] }, 'steps'],
+  [{ ...signup, steps: [{ kind: 'payment', value: 'x' }, { kind: 'payment' }] }, 'steps.0.value'],
+  [{ ...signup, site_id: '00000000-0000-4000-8000-000000000000' }, 'site_id'],
+  [{ steps: signup.steps }, 'name'],
+])('refuses %j with 400 naming %s', async (body, field) => {
+  const res = await svc.api('POST', base(), { token: t.token, body });
+  expect(res.status).toBe(400);
+  expect(res.body.error.code).toBe('invalid_request');
+  expect(res.body.error.message).toContain(field.split('.').pop());
+});
+
+test('list is paged with a measured has_more; get, edit and delete work; funnels:read cannot write', async () => {
+  const s = await svc.tenant({ scopes: ['funnels:write'] });
+  const path = `/sites/${s.siteId}/funnels`;
+  const ids: string[] = [];
+  for (const n of ['one', 'two', 'three']) ids.push((await svc.api('POST', path, { token: s.token, body: { ...signup, name: n } })).body.data.id);
+  const page = await svc.api('GET', `${path}?limit=2`, { token: s.token });
+  expect(page.body.data.map((f: { name: string }) => f.name)).toEqual(['one', 'two']);
+  expect(page.body.meta).toEqual({ site_id: s.siteId, page: { limit: 2, offset: 0, has_more: true } });
+
+  const edited = await svc.api('PATCH', `${path}/${ids[0]}`, { token: s.token, body: { window_seconds: 3600, name: 'uno' } });
+  expect(edited.status).toBe(200);
+  expect(edited.body.data).toMatchObject({ id: ids[0], name: 'uno', window_seconds: 3600, steps: [{ kind: 'view', match: 'equals', value: '/pricing' }, { kind: 'goal', match: 'equals', value: 'Signup' }, { kind: 'payment' }] });
+  expect((await svc.api('GET', `${path}/${ids[0]}`, { token: s.token })).body.data.name).toBe('uno');
+  expect((await svc.api('PATCH', `${path}/${ids[0]}`, { token: s.token, body: {} })).status).toBe(400);
+  expect((await svc.api('PATCH', `${path}/${ids[0]}`, { token: s.token, body: { window_seconds: 60 } })).status).toBe(400);
+
+  const reader = await s.key({ scopes: ['funnels:read'] });
+  expect((await svc.api('GET', path, { token: reader.token })).status).toBe(200);
+  expect((await svc.api('POST', path, { token: reader.token, body: signup })).status).toBe(403);
+  expect((await svc.api('DELETE', `${path}/${ids[1]}`, { token: reader.token })).status).toBe(403);
+  const analyst = await s.key({ scopes: ['analytics:read'] });
+  expect((await svc.api('GET', path, { token: analyst.token })).status).toBe(403);
+
+  const del = await svc.api('DELETE', `${path}/${ids[1]}`, { token: s.token });
+  expect(del.body.data).toEqual({ id: ids[1], deleted: true });
+  expect((await svc.api('GET', `${path}/${ids[1]}`, { token: s.token })).status).toBe(404);
+  expect((await svc.api('GET', `${path}/${ids[1]}/report`, { token: s.token })).status).toBe(404);
+  expect((await svc.api('GET', path, { token: s.token })).body.data.map((f: { name: string }) => f.name)).toEqual(['uno', 'three']);
+});
+
+test('a funnel is reached only through its own site', async () => {
+  const two = await svc.tenant({ scopes: ['funnels:write'], sites: 2 });
+  const created = await svc.api('POST', `/sites/${two.siteIds[0]}/funnels`, { token: two.token, body: signup });
+  expect((await svc.api('GET', `/sites/${two.siteIds[1]}/funnels/${created.body.data.id}`, { token: two.token })).status).toBe(404);
+  const stranger = await svc.tenant({ scopes: ['funnels:write'] });
+  expect((await svc.api('GET', `/sites/${two.siteIds[0]}/funnels/${created.body.data.id}`, { token: stranger.token })).status).toBe(403);
+});
+
+test('no body or report query gives a 5xx', async () => {
+  const id = (await svc.api('POST', base(), { token: t.token, body: signup })).body.data.id;
+  const step = fc.record({ kind: fc.oneof(fc.constantFrom('view', 'goal', 'payment'), fc.string()), match: fc.oneof(fc.constantFrom('equals', 'glob'), fc.string(), fc.constant(null)), value: fc.oneof(fc.string(), fc.integer(), fc.constant(null)) }, { requiredKeys: [] });
+  const body = fc.oneof(fc.jsonValue(), fc.record({ name: fc.oneof(fc.string(), fc.integer()), steps: fc.oneof(fc.array(step, { maxLength: 12 }), fc.string()), window_seconds: fc.oneof(fc.constantFrom(3600, 86400), fc.integer(), fc.string()) }, { requiredKeys: [] }));
+  const query = fc.dictionary(fc.constantFrom('period', 'from', 'to', 'tz', 'bots'), fc.oneof(fc.string(), fc.constantFrom('all', 'today', '2026-01-01T00:00:00Z')), { maxKeys: 4 });
+  await fc.assert(fc.asyncProperty(body, query, async (b, q) => {
+    expect((await svc.api('POST', base(), { token: t.token, body: b })).status).toBeLessThan(500);
+    expect((await svc.api('PATCH', `${base()}/${id}`, { token: t.token, body: b })).status).toBeLessThan(500);
+    expect((await svc.api('GET', `${base()}/${id}/report?${new URLSearchParams(q)}`, { token: t.token })).status).toBeLessThan(500);
+  }), { numRuns: 30 });
+});

@@ -1,0 +1,137 @@
+import { sessionIdFor, visitorIdFor } from '../../ingest/hash';
+import { startTestService, type TestService } from '../support/harness';
+
+/** `events import` end to end: real chDB, rows read back from the events table. */
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(() => svc.stop());
+
+const CHROME_MAC = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
+const ndjson = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n');
+
+interface Row {
+  ts: string; name: string; visitor_id: string; session_id: string; session_start: string; pathname: string;
+  entry_path: string; referrer: string; channel: string; country: string; city: string; browser: string;
+  device: string; utm_campaign: string; is_bot: number; bot_kind: string; value_cents: number; props: Record<string, string>;
+}
+
+async function rows(siteId: string): Promise<Row[]> {
+  const store = svc.running.ctx.store;
+  return store.query<Row>(
+    `SELECT ts, name, toString(visitor_id) AS visitor_id, toString(session_id) AS session_id, session_start, pathname,
+            entry_path, referrer, channel, country, city, browser, device, utm_campaign, is_bot, bot_kind, value_cents, props
+     FROM ${store.table('events')} WHERE site_id = {s:UUID} ORDER BY ts, pathname`,
+    { s: siteId },
+  );
+}
+
+test('sessions are cut after 30 minutes of inactivity and carry their first event\'s attributes', async () => {
+  const t = await svc.tenant({ domain: 'shop.example' });
+  const base = { user_agent: CHROME_MAC, ip: '81.2.69.160' };
+  const out = await svc.admin('events import', { site: t.siteId }, ndjson([
+    { ...base, ts: '2026-03-01T10:00:00Z', name: 'pageview', url: 'https://shop.example/landing?utm_campaign=spring&utm_source=newsletter&utm_medium=email', referrer: 'https://www.google.com/' },
+    { ...base, ts: '2026-03-01T10:10:00+00:00', name: 'pageview', url: 'https://shop.example/pricing', referrer: 'https://news.ycombinator.com/item?id=1' },
+    { ...base, ts: '2026-03-01T10:39:59Z', name: 'Signup', url: 'https://shop.example/pricing', value_cents: 1500, props: { plan: 'pro', seats: 3 } },
+    // 30 minutes after the previous event: a new session, with its own first-event attributes.
+    { ...base, ts: '2026-03-01T11:09:59Z', name: 'pageview', url: 'https://shop.example/docs', referrer: 'https://chatgpt.com/' },
+  ]));
+  expect(out).toEqual({ imported: 4, rejected: 0, errors: [] });
+  const r = await rows(t.siteId);
+  expect(r).toHaveLength(4);
+  expect(new Set(r.map((x) => x.visitor_id)).size).toBe(1);
+  const [a, b, c, d] = r;
+  expect(b.session_id).toBe(a.session_id);
+  expect(c.session_id).toBe(a.session_id);
+  expect(d.session_id).not.toBe(a.session_id);
+  for (const x of [a, b, c]) {
+    expect(x).toMatchObject({ entry_path: '/landing', channel: 'Email', referrer: 'google.com', utm_campaign: 'spring', session_start: '2026-03-01 10:00:00.000' });
+  }
+  expect(b.pathname).toBe('/pricing');
+  expect(d).toMatchObject({ entry_path: '/docs', channel: 'AI Assistants', referrer: 'chatgpt.com', utm_campaign: '', session_start: '2026-03-01 11:09:59.000' });
+  expect(a).toMatchObject({ country: 'GB', city: 'London', browser: 'Chrome', device: 'Desktop', is_bot: 0 });
+  expect(c).toMatchObject({ name: 'Signup', value_cents: 1500, props: { plan: 'pro', seats: '3' } });
+});
+
+test('explicit visitor and session strings map to the same UInt64 ids on every import', async () => {
+  const t = await svc.tenant();
+  const line = { ts: '2026-03-02T08:00:00Z', name: 'pageview', url: `https://${t.domain}/a`, visitor: 'v-42', session: 's-1' };
+  await svc.admin('events import', { site: t.siteId }, ndjson([line]));
+  await svc.admin('events import', { site: t.siteId }, ndjson([{ ...line, ts: '2026-03-02T09:30:00Z', url: `https://${t.domain}/b` }]));
+  const r = await rows(t.siteId);
+  expect(r.map((x) => x.visitor_id)).toEqual([visitorIdFor(t.siteId, 'v-42'), visitorIdFor(t.siteId, 'v-42')]);
+  // The explicit session is kept even across a 90-minute gap.
+  expect(r.map((x) => x.session_id)).toEqual([sessionIdFor(t.siteId, 's-1'), sessionIdFor(t.siteId, 's-1')]);
+  expect(r[1].entry_path).toBe('/b'); // each import stages its own rows: the first event of this import
+});
+
+test('visitors without a visitor field are told apart by ip and user agent', async () => {
+  const t = await svc.tenant();
+  const url = `https://${t.domain}/`;
+  await svc.admin('events import', { site: t.siteId }, ndjson([
+    { ts: '2026-03-03T08:00:00Z', name: 'pageview', url, ip: '1.1.1.1', user_agent: CHROME_MAC },
+    { ts: '2026-03-03T08:01:00Z', name: 'pageview', url, ip: '1.1.1.1', user_agent: IPHONE },
+    { ts: '2026-03-03T08:02:00Z', name: 'pageview', url, ip: '8.8.8.8', user_agent: CHROME_MAC },
+    { ts: '2026-03-03T08:03:00Z', name: 'pageview', url, ip: '1.1.1.1', user_agent: CHROME_MAC },
+  ]));
+  const r = await rows(t.siteId);
+  expect(new Set(r.map((x) => x.visitor_id)).size).toBe(3);
+  expect(r[0].session_id).toBe(r[3].session_id);
+  expect(r[1]).toMatchObject({ device: 'Mobile', browser: 'Safari', country: 'AU' });
+});
+
+test('country, region and city override the IP lookup; crawler user agents are bots', async () => {
+  const t = await svc.tenant();
+  const url = `https://${t.domain}/`;
+  await svc.admin('events import', { site: t.siteId }, ndjson([
+    { ts: '2026-03-04T08:00:00Z', name: 'pageview', url, ip: '8.8.8.8', country: 'fr', city: 'Lyon', visitor: 'a' },
+    { ts: '2026-03-04T08:01:00Z', name: 'pageview', url, user_agent: 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)', visitor: 'b' },
+  ]));
+  const [a, b] = await rows(t.siteId);
+  expect(a).toMatchObject({ country: 'FR', city: 'Lyon', is_bot: 0 });
+  expect(b).toMatchObject({ is_bot: 1, bot_kind: 'ai_training' });
+});
+
+test('bad lines are rejected with their line numbers while good lines import', async () => {
+  const t = await svc.tenant();
+  const url = `https://${t.domain}/`;
+  const lines = [
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url }),
+    '{not json',
+    JSON.stringify({ name: 'pageview', url }),
+    '',
+    JSON.stringify({ ts: '2026-03-05T08:00:00', name: 'pageview', url }),
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', url }),
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url: '/relative' }),
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url: 'ftp://x.example/' }),
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url, ip: 'nope' }),
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url, value_cents: 1.5 }),
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url, props: { a: { b: 1 } } }),
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url, country: 'USA' }),
+    JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 42, url }),
+    JSON.stringify({ ts: '2026-03-05T08:01:00Z', name: 'pageview', url }),
+  ];
+  const out = await svc.admin('events import', { site: t.siteId }, lines.join('\n') + '\n');
+  expect(out.imported).toBe(2);
+  expect(out.rejected).toBe(11);
+  expect(out.errors).toHaveLength(10);
+  expect(out.errors).toEqual([
+    { line: 2, message: 'not valid JSON' },
+    { line: 3, message: 'ts is required' },
+    { line: 5, message: expect.stringContaining('ts must be an ISO 8601 timestamp with an offset') },
+    { line: 6, message: 'name is required' },
+    { line: 7, message: 'url must be an absolute URL' },
+    { line: 8, message: 'url must be an http or https URL' },
+    { line: 9, message: 'ip must be an IPv4 or IPv6 address' },
+    { line: 10, message: 'value_cents must be an integer (cents)' },
+    { line: 11, message: 'props.a must be a string, number or boolean' },
+    { line: 12, message: expect.stringContaining('country') },
+  ]);
+  expect(await rows(t.siteId)).toHaveLength(2);
+});
+
+test('an unknown site is refused', async () => {
+  await expect(svc.admin('events import', { site: '00000000-0000-4000-8000-000000000000' }, '')).rejects.toMatchObject({ status: 404 });
+});

@@ -1,0 +1,84 @@
+import { setClock } from '../../core/clock';
+import { startTestService, type TestService } from '../support/harness';
+
+/** `tally seed`: realistic shapes, inside the requested window, deterministic per --seed. */
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+  setClock('2026-04-15T12:00:00Z');
+});
+afterAll(async () => {
+  setClock(null);
+  await svc.stop();
+});
+
+const q = async <T>(sql: string, siteId: string) => {
+  const store = svc.running.ctx.store;
+  return store.query<T>(sql.replaceAll('EVENTS', store.table('events')), { s: siteId });
+};
+
+test('seed inserts exactly the requested events with realistic mixes', async () => {
+  const t = await svc.tenant();
+  const out = await svc.admin('seed', { site: t.siteId, events: '20000', days: '30', seed: '7' });
+  expect(out).toEqual({ inserted: 20000 });
+  const [shape] = await q<Record<string, number>>(`
+    SELECT count() AS events, uniqExact(session_id) AS sessions, uniqExact(visitor_id) AS visitors,
+      countIf(is_bot = 1) / count() AS bot_share, uniqExact(channel) AS channels, uniqExact(country) AS countries,
+      uniqExact(device) AS devices, uniqExact(pathname) AS paths, countIf(name = 'Purchase') AS purchases,
+      sumIf(value_cents, name = 'Purchase') AS value, countIf(name = 'exit_link' AND link != '') AS exits,
+      countIf(name = 'file_download') AS downloads,
+      min(ts) >= toDateTime64('2026-03-16 00:00:00', 3, 'UTC') AS after_start, max(ts) < toDateTime64('2026-04-15 12:00:00', 3, 'UTC') AS before_now
+    FROM EVENTS WHERE site_id = {s:UUID}`, t.siteId);
+  expect(shape.events).toBe(20000);
+  expect(shape.sessions).toBeGreaterThan(6000);
+  expect(shape.visitors).toBeLessThan(shape.sessions); // returning visitors
+  expect(shape.bot_share).toBeGreaterThan(0.03);
+  expect(shape.bot_share).toBeLessThan(0.12);
+  expect(shape.channels).toBeGreaterThanOrEqual(8);
+  expect(shape.countries).toBeGreaterThanOrEqual(10);
+  expect(shape.devices).toBeGreaterThanOrEqual(4);
+  expect(shape.paths).toBeGreaterThan(100);
+  expect(shape.purchases).toBeGreaterThan(0);
+  expect(shape.value).toBeGreaterThan(0);
+  expect(shape.exits).toBeGreaterThan(0);
+  expect(shape.downloads).toBeGreaterThan(0);
+  expect(shape.after_start).toBe(1);
+  expect(shape.before_now).toBe(1);
+
+  // Zipf: the most viewed path gets far more views than the 50th.
+  const ranks = await q<{ c: number }>(`SELECT count() AS c FROM EVENTS WHERE site_id = {s:UUID} AND name = 'pageview' AND is_bot = 0
+    GROUP BY pathname ORDER BY c DESC LIMIT 50`, t.siteId);
+  expect(ranks[0].c).toBeGreaterThan(ranks[49].c * 10);
+
+  // Multi-page sessions and bounces both exist; every event carries its session's start and entry path.
+  const [sess] = await q<Record<string, number>>(`
+    SELECT countIf(pv = 1) / count() AS bounce, countIf(pv >= 3) AS long, max(starts) AS starts_per_session, max(entries) AS entries
+    FROM (SELECT session_id, countIf(name = 'pageview') AS pv, uniqExact(session_start) AS starts, uniqExact(entry_path) AS entries
+          FROM EVENTS WHERE site_id = {s:UUID} GROUP BY session_id)`, t.siteId);
+  expect(sess.bounce).toBeGreaterThan(0.25);
+  expect(sess.bounce).toBeLessThan(0.65);
+  expect(sess.long).toBeGreaterThan(100);
+  expect(sess.starts_per_session).toBe(1);
+  expect(sess.entries).toBe(1);
+
+  const kinds = await q<{ k: string }>(`SELECT DISTINCT bot_kind AS k FROM EVENTS WHERE site_id = {s:UUID} AND is_bot = 1 ORDER BY k`, t.siteId);
+  expect(kinds.map((k) => k.k)).toEqual(expect.arrayContaining(['ai_training', 'ai_user_fetch', 'search_engine', 'http_library']));
+  const ai = await q<{ c: number }>(`SELECT count() AS c FROM EVENTS WHERE site_id = {s:UUID} AND channel = 'AI Assistants'`, t.siteId);
+  expect(ai[0].c).toBeGreaterThan(0);
+});
+
+test('the same --seed gives the same traffic', async () => {
+  const a = await svc.tenant();
+  const b = await svc.tenant();
+  await svc.admin('seed', { site: a.siteId, events: '3000', days: '7', seed: '42' });
+  await svc.admin('seed', { site: b.siteId, events: '3000', days: '7', seed: '42' });
+  const digest = (siteId: string) => q<{ h: string }>(`SELECT toString(groupBitXor(cityHash64(ts, name, pathname, channel, country, device, value_cents))) AS h
+    FROM EVENTS WHERE site_id = {s:UUID}`, siteId);
+  expect(await digest(a.siteId)).toEqual(await digest(b.siteId));
+});
+
+test('seed refuses bad arguments', async () => {
+  const t = await svc.tenant();
+  await expect(svc.admin('seed', { site: t.siteId, events: 'many', days: '7' })).rejects.toThrow();
+  await expect(svc.admin('seed', { site: '00000000-0000-4000-8000-000000000000', events: '10', days: '7' })).rejects.toMatchObject({ status: 404 });
+});

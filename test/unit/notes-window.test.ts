@@ -1,0 +1,40 @@
+import { setClock } from '../../core/clock';
+import { isoInZone, localDate, resolveWindow, windowQuery, zonedMidnight } from '../../model/notes-window';
+
+afterEach(() => setClock(null));
+
+test('local midnight is found across a DST change', () => {
+  // New York springs forward on 8 March 2026: midnight before is -05:00, after is -04:00.
+  expect(new Date(zonedMidnight(2026, 3, 8, 'America/New_York')).toISOString()).toBe('2026-03-08T05:00:00.000Z');
+  expect(new Date(zonedMidnight(2026, 3, 9, 'America/New_York')).toISOString()).toBe('2026-03-09T04:00:00.000Z');
+  expect(isoInZone(Date.parse('2026-03-09T04:00:00Z'), 'America/New_York')).toBe('2026-03-09T00:00:00-04:00');
+  expect(isoInZone(Date.parse('2026-03-09T04:00:00Z'), 'Asia/Kolkata')).toBe('2026-03-09T09:30:00+05:30');
+  expect(localDate(Date.parse('2026-03-11T02:00:00Z'), 'America/New_York')).toBe('2026-03-10');
+});
+
+test.each([
+  ['today', 'UTC', '2026-03-10T00:00:00+00:00', '2026-03-11T00:00:00+00:00'],
+  ['yesterday', 'UTC', '2026-03-09T00:00:00+00:00', '2026-03-10T00:00:00+00:00'],
+  ['last24h', 'UTC', '2026-03-09T15:30:00+00:00', '2026-03-10T15:30:00+00:00'],
+  ['last7d', 'America/New_York', '2026-03-04T00:00:00-05:00', '2026-03-11T00:00:00-04:00'],
+  ['last30d', 'UTC', '2026-02-09T00:00:00+00:00', '2026-03-11T00:00:00+00:00'],
+  ['last12m', 'UTC', '2025-04-01T00:00:00+00:00', '2026-04-01T00:00:00+00:00'],
+  ['month', 'Europe/Berlin', '2026-03-01T00:00:00+01:00', '2026-04-01T00:00:00+02:00'],
+  ['year', 'UTC', '2026-01-01T00:00:00+00:00', '2027-01-01T00:00:00+00:00'],
+] as const)('period %s in %s resolves to [%s, %s)', (period, tz, from, to) => {
+  setClock('2026-03-10T15:30:00Z');
+  const w = resolveWindow({ period, tz }, 'last30d', 1095);
+  expect([isoInZone(w.fromMs, tz), isoInZone(w.toMs, tz), w.clamped]).toEqual([from, to, false]);
+});
+
+test('a window before the retention cutoff starts at the cutoff with clamped true', () => {
+  setClock('2026-03-10T00:00:00Z');
+  const w = resolveWindow({ from: '2025-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', tz: 'UTC' }, 'last30d', 30);
+  expect(w).toEqual({ fromMs: Date.parse('2026-02-08T00:00:00Z'), toMs: Date.parse('2026-02-08T00:00:00Z'), tz: 'UTC', clamped: true });
+});
+
+test('window parameters are refused in combination or half given', () => {
+  expect(windowQuery.safeParse({ period: 'today', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' }).success).toBe(false);
+  expect(windowQuery.safeParse({ from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' }).success).toBe(false);
+  expect(windowQuery.safeParse({ from: '2026-01-01T00:00:00+02:00', to: '2026-01-02T00:00:00Z' }).success).toBe(true);
+});

@@ -1,0 +1,111 @@
+import { isoToCh } from '../../clickhouse/meta';
+import { nowMs } from '../../core/clock';
+import type { Site } from '../../core/domain';
+import { logger } from '../../core/logger';
+import { AlertsRepo, type AlertRow, type AlertState, type FiringRow } from '../../model/alerts';
+import { TRIGGERS, conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
+import type { Store } from '../../clickhouse/store';
+import { runReport } from '../../public/reports';
+import type { JobDefinition, WorkerContext } from '../types';
+
+/**
+ * Alert evaluation, run every minute by a BullMQ job scheduler. Each enabled alert's figure is
+ * measured over the last `window_minutes` (and the window before, for percent_change), its condition
+ * checked, and the alert fires only on the edge into the condition: once per crossing, not again
+ * while it holds, re-armed when it stops holding.
+ */
+export type FigureSource = (store: Store, site: Site, retentionDays: number, alert: AlertRow, fromMs: number, toMs: number) => Promise<number>;
+
+/** An alert's figure over [from, to), from the query helper's reports (see TRIGGERS for which). */
+export const reportFigure: FigureSource = async (store, site, retentionDays, alert, fromMs, toMs) => {
+  const window = { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() };
+  const figure = TRIGGERS[alert.trigger_type].figure;
+  if (figure === 'goals') {
+    // Breakdown by goal, narrowed to this goal: counts it whether or not it is a nominated goal.
+    const rows = (await runReport(store, site, retentionDays, 'breakdown', { ...window, dimension: 'goal', filter_goal: alert.goal_name ?? '', limit: '10' })).data as { label: string; goals?: number }[];
+    return Number(rows.find((r) => r.label === alert.goal_name)?.goals ?? 0);
+  }
+  const overview = (await runReport(store, site, retentionDays, 'overview', window)).data as Record<string, number>;
+  return Number(overview[figure] ?? 0);
+};
+
+export interface Evaluation {
+  alert_id: string;
+  value: number;
+  holds: boolean;
+  fired: boolean;
+}
+
+const MINUTE = 60_000;
+
+// One evaluation at a time per process: the scheduled job and a direct call never interleave.
+let queue: Promise<unknown> = Promise.resolve();
+
+export function evaluateAlerts(ctx: WorkerContext, measure: FigureSource = reportFigure): Promise<Evaluation[]> {
+  const run = queue.then(() => evaluateAll(ctx, measure));
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+async function evaluateAll(ctx: WorkerContext, measure: FigureSource): Promise<Evaluation[]> {
+  // Minute-aligned, so a repeated run in the same minute measures the same window and records the
+  // same firing id.
+  const at = Math.floor(nowMs() / MINUTE) * MINUTE;
+  const repo = new AlertsRepo(ctx.store);
+  const alerts = await repo.enabled();
+  const states = await repo.states(alerts.map((a) => a.id));
+  const sites = new Map<string, { site: Site; retentionDays: number } | null>();
+  const results: Evaluation[] = [];
+  const nextStates: AlertState[] = [];
+  const firings: Omit<FiringRow, 'id'>[] = [];
+  for (const alert of alerts) {
+    try {
+      const owner = await siteOf(ctx, sites, alert.site_id);
+      if (!owner) continue;
+      const m = await measureAlert(ctx.store, alert, owner, at, measure);
+      const state = states.get(alert.id);
+      const holds = conditionHolds(alert, m);
+      const edge = nextEdge(!!state?.firing, holds);
+      const atCh = isoToCh(new Date(at));
+      nextStates.push({
+        alert_id: alert.id, firing: edge.firing ? 1 : 0, last_value: m.current, last_evaluated_at: atCh,
+        last_fired_at: edge.fire ? atCh : state?.last_fired_at ?? null,
+      });
+      if (edge.fire) {
+        firings.push({ alert_id: alert.id, site_id: alert.site_id, fired_at: atCh, value: m.current, threshold: alert.threshold });
+        logger.info({ alertId: alert.id, siteId: alert.site_id, subject: alert.subject, value: m.current }, 'alert fired');
+      }
+      results.push({ alert_id: alert.id, value: m.current, holds, fired: edge.fire });
+    } catch (err) {
+      logger.warn({ alertId: alert.id, err: (err as Error).message }, 'alert evaluation failed');
+    }
+  }
+  await repo.recordFirings(firings);
+  await repo.saveStates(nextStates);
+  return results;
+}
+
+async function siteOf(ctx: WorkerContext, cache: Map<string, { site: Site; retentionDays: number } | null>, siteId: string) {
+  if (!cache.has(siteId)) {
+    const site = await ctx.repos.getSite(siteId);
+    const org = site && (await ctx.repos.getOrg(site.org_id));
+    cache.set(siteId, site && org ? { site, retentionDays: org.retention_days } : null);
+  }
+  return cache.get(siteId) ?? null;
+}
+
+async function measureAlert(store: Store, alert: AlertRow, owner: { site: Site; retentionDays: number }, at: number, measure: FigureSource): Promise<Measurement> {
+  const w = alert.window_minutes * MINUTE;
+  const current = await measure(store, owner.site, owner.retentionDays, alert, at - w, at);
+  if (alert.threshold_mode !== 'percent_change') return { current };
+  return { current, previous: await measure(store, owner.site, owner.retentionDays, alert, at - 2 * w, at - w) };
+}
+
+export const alertsJob: JobDefinition<Record<string, never>> = {
+  queue: 'alerts',
+  // A missed minute is not retried: the next run measures the current window anyway.
+  defaultJobOptions: { attempts: 1, removeOnComplete: 100, removeOnFail: 100 },
+  concurrency: 1,
+  repeatEveryMs: MINUTE,
+  handler: (_payload, ctx) => evaluateAlerts(ctx),
+};
