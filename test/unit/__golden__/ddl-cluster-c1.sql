@@ -254,3 +254,144 @@ CREATE TABLE IF NOT EXISTS tally.search_console_local ON CLUSTER c1
 
 CREATE TABLE IF NOT EXISTS tally.search_console ON CLUSTER c1 AS tally.search_console_local
 ENGINE = Distributed(c1, tally, search_console_local, cityHash64(term));
+
+-- Import staging: `tally events import` streams enriched lines here, then one INSERT ... SELECT cuts
+-- sessions with window functions and copies each session's first-event attributes into events.
+-- Rows are deleted when their import finishes; the TTL is the safety net for an interrupted import.
+-- session_key is the hashed explicit `session` string, 0 when the line had none.
+CREATE TABLE IF NOT EXISTS tally.import_staging_local ON CLUSTER c1
+(
+    import_id         UUID,
+    line              UInt32,
+    session_key       UInt64,
+    created_at        DateTime DEFAULT now(),
+    site_id           UUID,
+    ts                DateTime64(3, 'UTC'),
+    name              LowCardinality(String),
+    event_id          UUID,
+    visitor_id        UInt64,
+    is_bot            UInt8,
+    bot_kind          LowCardinality(String),
+    crawler_name      LowCardinality(String),
+    crawler_operator  LowCardinality(String),
+    hostname          LowCardinality(String),
+    pathname          String,
+    link              String,
+    value_cents       Int64,
+    props             Map(LowCardinality(String), String),
+    referrer          String,
+    referrer_source   LowCardinality(String),
+    channel           LowCardinality(String),
+    utm_source        String,
+    utm_medium        String,
+    utm_campaign      String,
+    utm_term          String,
+    utm_content       String,
+    gad_campaign_id   String,
+    gclid             String,
+    country           LowCardinality(String),
+    region            LowCardinality(String),
+    city              LowCardinality(String),
+    browser           LowCardinality(String),
+    browser_version   LowCardinality(String),
+    os                LowCardinality(String),
+    os_version        LowCardinality(String),
+    device            LowCardinality(String)
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/tally/import_staging_local', '{replica}')
+ORDER BY (import_id, visitor_id, session_key, ts, line)
+TTL created_at + INTERVAL 1 DAY;
+
+CREATE TABLE IF NOT EXISTS tally.import_staging ON CLUSTER c1 AS tally.import_staging_local
+ENGINE = Distributed(c1, tally, import_staging_local, cityHash64(import_id));
+
+-- Report rollups (query compiler, docs/REPORTS.md). Both are fed by materialized views on events,
+-- so imports and live ingest fill them alike, and both stay exact: they keep visitor and session ids,
+-- so distinct counts over any set of rows are still exact.
+
+-- One row per session per UTC quarter-hour in which it had events (per insert batch until merged).
+-- Every zone's midnight and hour lie on quarter-hour boundaries, so windows and buckets in any tz
+-- read whole slices. Session attributes are the session's, counters are summed.
+CREATE TABLE IF NOT EXISTS tally.session_slices_local ON CLUSTER c1
+(
+    site_id         UUID,
+    slice           DateTime('UTC'),
+    session_id      UInt64,
+    is_bot          UInt8,
+    bot_kind        LowCardinality(String),
+    visitor_id      SimpleAggregateFunction(any, UInt64),
+    session_start   SimpleAggregateFunction(any, DateTime64(3, 'UTC')),
+    pageviews       SimpleAggregateFunction(sum, UInt64),
+    events          SimpleAggregateFunction(sum, UInt64),
+    entry_path      SimpleAggregateFunction(any, String),
+    referrer        SimpleAggregateFunction(any, String),
+    channel         SimpleAggregateFunction(any, String),
+    utm_source      SimpleAggregateFunction(any, String),
+    utm_medium      SimpleAggregateFunction(any, String),
+    utm_campaign    SimpleAggregateFunction(any, String),
+    utm_term        SimpleAggregateFunction(any, String),
+    gad_campaign_id SimpleAggregateFunction(any, String),
+    country         SimpleAggregateFunction(any, String),
+    region          SimpleAggregateFunction(any, String),
+    city            SimpleAggregateFunction(any, String),
+    browser         SimpleAggregateFunction(any, String),
+    os              SimpleAggregateFunction(any, String),
+    device          SimpleAggregateFunction(any, String)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/tally/session_slices_local', '{replica}')
+PARTITION BY toYYYYMM(slice)
+ORDER BY (site_id, slice, session_id, is_bot, bot_kind);
+
+CREATE TABLE IF NOT EXISTS tally.session_slices ON CLUSTER c1 AS tally.session_slices_local
+ENGINE = Distributed(c1, tally, session_slices_local, cityHash64(visitor_id));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS tally.session_slices_mv ON CLUSTER c1 TO tally.session_slices_local AS
+SELECT
+    site_id, toDateTime(toStartOfFifteenMinutes(ts), 'UTC') AS slice, session_id, is_bot, bot_kind,
+    any(visitor_id) AS visitor_id,
+    any(session_start) AS session_start,
+    toUInt64(countIf(name = 'pageview')) AS pageviews,
+    toUInt64(count()) AS events,
+    any(entry_path) AS entry_path, any(referrer) AS referrer, any(toString(channel)) AS channel,
+    any(utm_source) AS utm_source, any(utm_medium) AS utm_medium, any(utm_campaign) AS utm_campaign,
+    any(utm_term) AS utm_term, any(gad_campaign_id) AS gad_campaign_id,
+    any(toString(country)) AS country, any(toString(region)) AS region, any(toString(city)) AS city,
+    any(toString(browser)) AS browser, any(toString(os)) AS os, any(toString(device)) AS device
+FROM tally.events_local
+GROUP BY site_id, slice, session_id, is_bot, bot_kind;
+
+-- First event ever per visitor: new visitors are those whose first event lies in the window.
+CREATE TABLE IF NOT EXISTS tally.visitor_first_local ON CLUSTER c1
+(
+    site_id    UUID,
+    visitor_id UInt64,
+    first_ts   SimpleAggregateFunction(min, DateTime64(3, 'UTC'))
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/tally/visitor_first_local', '{replica}')
+ORDER BY (site_id, visitor_id);
+
+CREATE TABLE IF NOT EXISTS tally.visitor_first ON CLUSTER c1 AS tally.visitor_first_local
+ENGINE = Distributed(c1, tally, visitor_first_local, cityHash64(visitor_id));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS tally.visitor_first_mv ON CLUSTER c1 TO tally.visitor_first_local AS
+SELECT site_id, visitor_id, min(ts) AS first_ts
+FROM tally.events_local
+GROUP BY site_id, visitor_id;
+
+-- Events stored before this migration (single node; on a cluster each shard backfills its own).
+INSERT INTO tally.session_slices_local
+SELECT
+    site_id, toDateTime(toStartOfFifteenMinutes(ts), 'UTC') AS slice, session_id, is_bot, bot_kind,
+    any(visitor_id), any(session_start), toUInt64(countIf(name = 'pageview')), toUInt64(count()),
+    any(entry_path), any(referrer), any(toString(channel)), any(utm_source), any(utm_medium), any(utm_campaign),
+    any(utm_term), any(gad_campaign_id), any(toString(country)), any(toString(region)), any(toString(city)),
+    any(toString(browser)), any(toString(os)), any(toString(device))
+FROM tally.events_local
+GROUP BY site_id, slice, session_id, is_bot, bot_kind;
+
+INSERT INTO tally.visitor_first_local
+SELECT site_id, visitor_id, min(ts) FROM tally.events_local GROUP BY site_id, visitor_id;
+
+-- The share board's expiry clock restarts on every save, also when a save does not repeat
+-- `expires_in_days`, so the chosen number of days is kept beside the computed expires_at.
+ALTER TABLE tally.share_boards ON CLUSTER c1 ADD COLUMN IF NOT EXISTS expires_in_days Nullable(UInt32) AFTER expires_at;

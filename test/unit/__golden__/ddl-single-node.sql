@@ -239,3 +239,135 @@ CREATE TABLE IF NOT EXISTS tally.search_console
     site_id UUID, date Date, term String, hostname LowCardinality(String), path String,
     clicks UInt64, impressions UInt64, position_sum Float64, is_final UInt8, version UInt64
 ) ENGINE = ReplacingMergeTree(version) ORDER BY (site_id, date, term, hostname, path);
+
+-- Import staging: `tally events import` streams enriched lines here, then one INSERT ... SELECT cuts
+-- sessions with window functions and copies each session's first-event attributes into events.
+-- Rows are deleted when their import finishes; the TTL is the safety net for an interrupted import.
+-- session_key is the hashed explicit `session` string, 0 when the line had none.
+CREATE TABLE IF NOT EXISTS tally.import_staging
+(
+    import_id         UUID,
+    line              UInt32,
+    session_key       UInt64,
+    created_at        DateTime DEFAULT now(),
+    site_id           UUID,
+    ts                DateTime64(3, 'UTC'),
+    name              LowCardinality(String),
+    event_id          UUID,
+    visitor_id        UInt64,
+    is_bot            UInt8,
+    bot_kind          LowCardinality(String),
+    crawler_name      LowCardinality(String),
+    crawler_operator  LowCardinality(String),
+    hostname          LowCardinality(String),
+    pathname          String,
+    link              String,
+    value_cents       Int64,
+    props             Map(LowCardinality(String), String),
+    referrer          String,
+    referrer_source   LowCardinality(String),
+    channel           LowCardinality(String),
+    utm_source        String,
+    utm_medium        String,
+    utm_campaign      String,
+    utm_term          String,
+    utm_content       String,
+    gad_campaign_id   String,
+    gclid             String,
+    country           LowCardinality(String),
+    region            LowCardinality(String),
+    city              LowCardinality(String),
+    browser           LowCardinality(String),
+    browser_version   LowCardinality(String),
+    os                LowCardinality(String),
+    os_version        LowCardinality(String),
+    device            LowCardinality(String)
+)
+ENGINE = MergeTree
+ORDER BY (import_id, visitor_id, session_key, ts, line)
+TTL created_at + INTERVAL 1 DAY;
+
+-- Report rollups (query compiler, docs/REPORTS.md). Both are fed by materialized views on events,
+-- so imports and live ingest fill them alike, and both stay exact: they keep visitor and session ids,
+-- so distinct counts over any set of rows are still exact.
+
+-- One row per session per UTC quarter-hour in which it had events (per insert batch until merged).
+-- Every zone's midnight and hour lie on quarter-hour boundaries, so windows and buckets in any tz
+-- read whole slices. Session attributes are the session's, counters are summed.
+CREATE TABLE IF NOT EXISTS tally.session_slices
+(
+    site_id         UUID,
+    slice           DateTime('UTC'),
+    session_id      UInt64,
+    is_bot          UInt8,
+    bot_kind        LowCardinality(String),
+    visitor_id      SimpleAggregateFunction(any, UInt64),
+    session_start   SimpleAggregateFunction(any, DateTime64(3, 'UTC')),
+    pageviews       SimpleAggregateFunction(sum, UInt64),
+    events          SimpleAggregateFunction(sum, UInt64),
+    entry_path      SimpleAggregateFunction(any, String),
+    referrer        SimpleAggregateFunction(any, String),
+    channel         SimpleAggregateFunction(any, String),
+    utm_source      SimpleAggregateFunction(any, String),
+    utm_medium      SimpleAggregateFunction(any, String),
+    utm_campaign    SimpleAggregateFunction(any, String),
+    utm_term        SimpleAggregateFunction(any, String),
+    gad_campaign_id SimpleAggregateFunction(any, String),
+    country         SimpleAggregateFunction(any, String),
+    region          SimpleAggregateFunction(any, String),
+    city            SimpleAggregateFunction(any, String),
+    browser         SimpleAggregateFunction(any, String),
+    os              SimpleAggregateFunction(any, String),
+    device          SimpleAggregateFunction(any, String)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(slice)
+ORDER BY (site_id, slice, session_id, is_bot, bot_kind);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS tally.session_slices_mv TO tally.session_slices AS
+SELECT
+    site_id, toDateTime(toStartOfFifteenMinutes(ts), 'UTC') AS slice, session_id, is_bot, bot_kind,
+    any(visitor_id) AS visitor_id,
+    any(session_start) AS session_start,
+    toUInt64(countIf(name = 'pageview')) AS pageviews,
+    toUInt64(count()) AS events,
+    any(entry_path) AS entry_path, any(referrer) AS referrer, any(toString(channel)) AS channel,
+    any(utm_source) AS utm_source, any(utm_medium) AS utm_medium, any(utm_campaign) AS utm_campaign,
+    any(utm_term) AS utm_term, any(gad_campaign_id) AS gad_campaign_id,
+    any(toString(country)) AS country, any(toString(region)) AS region, any(toString(city)) AS city,
+    any(toString(browser)) AS browser, any(toString(os)) AS os, any(toString(device)) AS device
+FROM tally.events
+GROUP BY site_id, slice, session_id, is_bot, bot_kind;
+
+-- First event ever per visitor: new visitors are those whose first event lies in the window.
+CREATE TABLE IF NOT EXISTS tally.visitor_first
+(
+    site_id    UUID,
+    visitor_id UInt64,
+    first_ts   SimpleAggregateFunction(min, DateTime64(3, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (site_id, visitor_id);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS tally.visitor_first_mv TO tally.visitor_first AS
+SELECT site_id, visitor_id, min(ts) AS first_ts
+FROM tally.events
+GROUP BY site_id, visitor_id;
+
+-- Events stored before this migration (single node; on a cluster each shard backfills its own).
+INSERT INTO tally.session_slices
+SELECT
+    site_id, toDateTime(toStartOfFifteenMinutes(ts), 'UTC') AS slice, session_id, is_bot, bot_kind,
+    any(visitor_id), any(session_start), toUInt64(countIf(name = 'pageview')), toUInt64(count()),
+    any(entry_path), any(referrer), any(toString(channel)), any(utm_source), any(utm_medium), any(utm_campaign),
+    any(utm_term), any(gad_campaign_id), any(toString(country)), any(toString(region)), any(toString(city)),
+    any(toString(browser)), any(toString(os)), any(toString(device))
+FROM tally.events
+GROUP BY site_id, slice, session_id, is_bot, bot_kind;
+
+INSERT INTO tally.visitor_first
+SELECT site_id, visitor_id, min(ts) FROM tally.events GROUP BY site_id, visitor_id;
+
+-- The share board's expiry clock restarts on every save, also when a save does not repeat
+-- `expires_in_days`, so the chosen number of days is kept beside the computed expires_at.
+ALTER TABLE tally.share_boards ADD COLUMN IF NOT EXISTS expires_in_days Nullable(UInt32) AFTER expires_at;
