@@ -4,7 +4,7 @@ import path from 'node:path';
 import { migrate } from '../../clickhouse/migrate';
 import { openStore, type Store } from '../../clickhouse/store';
 import { geoLookup } from '../../ingest/enrich/geo';
-import { enrichEvent, type EventRow } from '../../ingest/event';
+import { enrichEvent, EVENT_COLUMNS } from '../../ingest/event';
 import { identify } from '../../ingest/live/identity';
 import { sessionize } from '../../ingest/live/sessionize';
 import { SaltStore } from '../../ingest/live/salts';
@@ -14,14 +14,15 @@ import { benchRequests } from './payloads';
 
 /**
  * The engine's raw insert rate for the rows collect-bench produces: the same payloads enriched and
- * sessionised by the real code, inserted straight into `events` (embedded chDB) in batches of
- * several sizes, one insert at a time. This is the ceiling the HTTP path works under.
+ * sessionised by the real code, inserted straight into `events` (embedded chDB) as live ingest does
+ * (positional JSONCompactEachRow) in batches of several sizes, one insert at a time. This is the
+ * ceiling the HTTP path works under.
  *   node scripts/bench.mjs bench/ingest/insert-bench.ts [total rows per size]
  */
 const total = Number(process.argv[2] ?? 20_000);
 const offline = { isUp: () => false, prefix: 'bench' } as unknown as RedisHandle;
 
-async function buildRows(count: number): Promise<EventRow[]> {
+async function buildRows(count: number): Promise<unknown[][]> {
   const site = { id: '6f1c1f4e-0000-4000-8000-000000000001', domain: 'bench.example' };
   const salts = new SaltStore(offline);
   const geo = geoLookup();
@@ -38,12 +39,12 @@ async function buildRows(count: number): Promise<EventRow[]> {
   return sessionize(items, new Map()).rows;
 }
 
-async function timeBatches(store: Store, rows: EventRow[], size: number) {
+async function timeBatches(store: Store, rows: unknown[][], size: number) {
   const latencies: number[] = [];
   const t0 = performance.now();
   for (let i = 0; i < rows.length; i += size) {
     const s = performance.now();
-    await store.insert('events', rows.slice(i, i + size));
+    await store.client.insert({ table: store.table('events'), values: rows.slice(i, i + size), format: 'JSONCompactEachRow', columns: [...EVENT_COLUMNS] });
     latencies.push(performance.now() - s);
   }
   const seconds = (performance.now() - t0) / 1000;

@@ -6,14 +6,14 @@ import { logger } from '../../core/logger';
 import type { RedisHandle } from '../../infra/redis';
 import type { Repos } from '../../model/repos';
 import { geoLookup, type GeoLookup } from '../enrich/geo';
-import { compactRow, enrichEvent, EVENT_COLUMNS, type EnrichedEvent, type EventRow } from '../event';
+import { enrichEvent, EVENT_COLUMNS, type EnrichedEvent } from '../event';
 import { hash64 } from '../hash';
 import { DurableBatcher } from './batcher';
 import { identify, type Identity } from './identity';
 import type { EventPayload } from './payload';
 import { SaltStore } from './salts';
 import { LiveSessions } from './sessions';
-import { sessionize, type Sessionable } from './sessionize';
+import { sessionize, type Sessionable, type SessionizedBatch } from './sessionize';
 import { SiteDirectory, type LiveSite } from './sites';
 import { IngestStats } from './stats';
 
@@ -127,12 +127,12 @@ export class Collector {
    * Batches are sessionised one after another (load, assign, save), so a batch always sees the
    * sessions the previous one opened; only the inserts overlap.
    */
-  private sessionizeInTurn(items: Pending[]): Promise<EventRow[]> {
+  private sessionizeInTurn(items: Pending[]): Promise<SessionizedBatch> {
     const turn = this.sessionTurn.then(async () => {
       const keys = [...new Set(items.flatMap((i) => i.identity.candidates.map((c) => c.key)))];
-      const { rows, dirty } = sessionize(items, await this.sessions.load(keys));
-      await this.sessions.save(dirty);
-      return rows;
+      const batch = sessionize(items, await this.sessions.load(keys));
+      await this.sessions.save(batch.dirty);
+      return batch;
     });
     this.sessionTurn = turn.catch(() => undefined);
     return turn;
@@ -140,14 +140,14 @@ export class Collector {
 
   /** One batch: sessionise in turn, then one insert. */
   private async write(items: Pending[]): Promise<CollectResult[]> {
-    const rows = await this.sessionizeInTurn(items);
+    const { rows, ids } = await this.sessionizeInTurn(items);
     // Positional rows: ClickHouse parses them about a third faster than keyed JSON objects.
     await this.deps.store.client.insert({
-      table: this.deps.store.table('events'), values: rows.map(compactRow), format: 'JSONCompactEachRow', columns: [...EVENT_COLUMNS],
+      table: this.deps.store.table('events'), values: rows, format: 'JSONCompactEachRow', columns: [...EVENT_COLUMNS],
     });
     this.stats.stored += rows.length;
     this.stats.batches++;
-    return rows.map((r, i) => ({ visitor_id: r.visitor_id, session_id: r.session_id, ...(items[i].token ? { visitor: items[i].token } : {}) }));
+    return ids.map((r, i) => (items[i].token ? { ...r, visitor: items[i].token } : r));
   }
 
   get pending(): number {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isoToCh } from '../../clickhouse/meta';
-import { sessionAttributesOf, type EnrichedEvent, type EventRow } from '../event';
+import { positionalRow, sessionAttributesOf, type EnrichedEvent } from '../event';
 import { hash64 } from '../hash';
 import type { Identity } from './identity';
 import { SESSION_GAP_MS, type SessionState } from './sessions';
@@ -20,24 +20,45 @@ export interface Sessionable {
 const continues = (s: SessionState | undefined, tsMs: number): s is SessionState =>
   !!s && tsMs - s.l < SESSION_GAP_MS && tsMs >= s.st - SESSION_GAP_MS;
 
-export function sessionize(items: Sessionable[], loaded: Map<string, SessionState>) {
-  const dirty = new Map<string, SessionState>();
-  const rows: EventRow[] = [];
-  for (const it of items) {
-    const known = (k: string) => dirty.get(k) ?? loaded.get(k);
-    const found = it.identity.candidates.map((c) => known(c.key)).find((s) => continues(s, it.tsMs));
-    const primary = it.identity.candidates[0];
-    const state: SessionState = found
-      ? { ...found, l: Math.max(found.l, it.tsMs) }
-      : {
-          v: primary.visitorId,
-          s: hash64('live-session', it.event.site_id, primary.visitorId, String(it.tsMs), randomBytes(4).toString('hex')),
-          st: it.tsMs,
-          l: it.tsMs,
-          a: sessionAttributesOf(it.event),
-        };
-    dirty.set(primary.key, state);
-    rows.push({ ...it.event, ...state.a, visitor_id: state.v, session_id: state.s, session_start: isoToCh(new Date(state.st)) });
+export interface SessionizedBatch {
+  /** Positional rows (EVENT_COLUMNS order), ready to insert. */
+  rows: unknown[][];
+  ids: { visitor_id: string; session_id: string }[];
+  /** States to write back, filed under each event's current identity. */
+  dirty: Map<string, SessionState>;
+}
+
+function findSession(it: Sessionable, dirty: Map<string, SessionState>, loaded: Map<string, SessionState>): SessionState | undefined {
+  for (const c of it.identity.candidates) {
+    const s = dirty.get(c.key) ?? loaded.get(c.key);
+    if (continues(s, it.tsMs)) return s;
   }
-  return { rows, dirty };
+  return undefined;
+}
+
+function newSession(it: Sessionable): SessionState {
+  const visitorId = it.identity.candidates[0].visitorId;
+  const tag = randomBytes(4).toString('hex');
+  return {
+    v: visitorId, s: hash64('live-session', it.event.site_id, visitorId, String(it.tsMs), tag), st: it.tsMs, l: it.tsMs,
+    a: sessionAttributesOf(it.event),
+  };
+}
+
+export function sessionize(items: Sessionable[], loaded: Map<string, SessionState>): SessionizedBatch {
+  const dirty = new Map<string, SessionState>();
+  const rows: unknown[][] = [];
+  const ids: SessionizedBatch['ids'] = [];
+  const starts = new Map<number, string>();
+  for (const it of items) {
+    const found = findSession(it, dirty, loaded);
+    const state = found ?? newSession(it);
+    if (found) found.l = Math.max(found.l, it.tsMs);
+    dirty.set(it.identity.candidates[0].key, state);
+    let start = starts.get(state.st);
+    if (start === undefined) starts.set(state.st, (start = isoToCh(new Date(state.st))));
+    rows.push(positionalRow(it.event, { visitor_id: state.v, session_id: state.s, session_start: start, attributes: state.a }));
+    ids.push({ visitor_id: state.v, session_id: state.s });
+  }
+  return { rows, ids, dirty };
 }

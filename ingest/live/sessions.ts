@@ -1,6 +1,6 @@
 import { logger } from '../../core/logger';
 import type { RedisHandle } from '../../infra/redis';
-import type { SessionAttributes } from '../event';
+import { SESSION_KEYS, type SessionAttributes } from '../event';
 
 /**
  * Live session state: which session a visitor is in, when it started, when it was last active and the
@@ -21,6 +21,19 @@ export interface SessionState {
 }
 
 export const SESSION_GAP_MS = 30 * 60_000;
+
+/** Stored as one JSON array [v, s, st, l, ...attributes in SESSION_KEYS order]: small and quick to parse. */
+export function encodeState(s: SessionState): string {
+  const a = s.a as unknown as Record<string, unknown>;
+  return JSON.stringify([s.v, s.s, s.st, s.l, ...SESSION_KEYS.map((k) => a[k])]);
+}
+
+export function decodeState(text: string): SessionState {
+  const arr = JSON.parse(text) as unknown[];
+  const a: Record<string, unknown> = {};
+  SESSION_KEYS.forEach((k, i) => (a[k] = arr[4 + i]));
+  return { v: arr[0] as string, s: arr[1] as string, st: arr[2] as number, l: arr[3] as number, a: a as unknown as SessionAttributes };
+}
 const TTL_MS = SESSION_GAP_MS + 60_000;
 const MEMORY_LIMIT = 200_000;
 
@@ -39,7 +52,7 @@ export class LiveSessions {
     if (this.redis.isUp()) {
       try {
         const values = await this.redis.client.mget(...keys.map((k) => this.key(k)));
-        values.forEach((v, i) => v && out.set(keys[i], JSON.parse(v) as SessionState));
+        values.forEach((v, i) => v && out.set(keys[i], decodeState(v)));
         return out;
       } catch (err) {
         logger.warn({ err: (err as Error).message }, 'sessions: redis read failed, using memory');
@@ -58,7 +71,7 @@ export class LiveSessions {
     if (this.redis.isUp()) {
       try {
         const pipe = this.redis.client.pipeline();
-        for (const [k, s] of states) pipe.set(this.key(k), JSON.stringify(s), 'PX', TTL_MS);
+        for (const [k, s] of states) pipe.set(this.key(k), encodeState(s), 'PX', TTL_MS);
         await pipe.exec();
         return;
       } catch (err) {

@@ -63,7 +63,7 @@ async function rows(siteId: string): Promise<Row[]> {
 }
 
 async function waitForRows(siteId: string, n: number): Promise<Row[]> {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 200; i++) {
     const r = await rows(siteId);
     if (r.length >= n) return r;
     await new Promise((res) => setTimeout(res, 50));
