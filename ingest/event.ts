@@ -49,6 +49,21 @@ export interface EventRow {
   device: string;
 }
 
+/** Every column, in one fixed order: live ingest inserts positional rows (JSONCompactEachRow). */
+export const EVENT_COLUMNS = [
+  'site_id', 'ts', 'name', 'event_id', 'visitor_id', 'session_id', 'session_start', 'is_bot', 'bot_kind', 'crawler_name',
+  'crawler_operator', 'hostname', 'pathname', 'link', 'value_cents', 'props', 'entry_path', 'entry_hostname', 'referrer',
+  'referrer_source', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content', 'gad_campaign_id', 'gclid',
+  'country', 'region', 'city', 'browser', 'browser_version', 'os', 'os_version', 'device',
+] as const satisfies readonly (keyof EventRow)[];
+
+// A column added to EventRow but not to EVENT_COLUMNS fails to compile here.
+type Missing = Exclude<keyof EventRow, (typeof EVENT_COLUMNS)[number]>;
+const allColumnsListed: Missing extends never ? true : Missing = true;
+void allColumnsListed;
+
+export const compactRow = (r: EventRow): unknown[] => EVENT_COLUMNS.map((c) => r[c]);
+
 /**
  * A session's attributes: those of its first event, copied onto every event of the session so
  * session filters and breakdowns need no join. entry_path/entry_hostname come from the first

@@ -63,7 +63,7 @@ export class GoalsRepo {
   }
 
   async list(siteId: string): Promise<Goal[]> {
-    const rows = await this.table.select('site_id = {s:UUID}', { s: siteId }, 'ORDER BY created_at, id');
+    const rows = await this.table.select('site_id = {s:UUID}', { s: siteId }, 'ORDER BY created_at, name, id');
     return rows.map(goalFromRow);
   }
 

@@ -1,22 +1,18 @@
 import type { AppContext } from '../api/context';
 import { funnelReportFor } from '../api/routes/funnels';
-import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
-import type { Site } from '../core/domain';
 import { FunnelsRepo, funnelOut } from '../model/funnels';
 import { isoInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window';
 import { SECTIONS, type Panels, type Section } from '../model/share';
 import type { LiveBoard } from './share';
+import type { ReportName, runReport } from '../query';
 
 /**
  * What a share board shows, assembled from the query helper's reports (runReport). Only enabled
  * sections are computed and sent: a disabled section's figures never leave the server, and money
  * (revenue, payments, goal values) is scrubbed from every section unless `revenue` is on.
  */
-export type ReportName = 'overview' | 'timeseries' | 'breakdown' | 'heatmap' | 'engagement' | 'realtime' | 'realtime_countries';
-export type RunReport = (
-  store: Store, site: Site, retentionDays: number, report: ReportName, params: Record<string, string | undefined>,
-) => Promise<{ data: unknown; meta: unknown }>;
+export type RunReport = typeof runReport;
 
 type Row = Record<string, unknown> & { label?: string };
 

@@ -9,7 +9,7 @@ import { viewCounter } from '../model/share-views';
 import { resolveWindow, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
 import { FeedCache } from './cache';
-import { runReport } from './reports';
+import { runReport } from '../query';
 import { boardData } from './share-data';
 
 /**
@@ -70,7 +70,7 @@ export default function sharePublic(router: Router, app: AppContext): void {
       const board = await liveBoard(app, String(req.params.slug));
       if (!board) throw notFound('board');
       const window = boardWindow(board, req.query);
-      const key = [board.row.slug, board.row.updated_at, window.fromMs, window.toMs, window.tz].join('|');
+      const key = [JSON.stringify(board.row), window.fromMs, window.toMs, window.tz].join('|');
       const data = await cache.get(key, () => boardData(app, board, panelsOf(board.row), window, runReport));
       sendJson(res, 200, { data });
     } catch (err) {

@@ -28,7 +28,8 @@ const MATCHERS = {
 /** Event names the tracker itself sends; every other name is a sent goal. */
 const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
 
-export interface PageGoal { name: string; path_pattern: string }
+/** A defined goal: `page` = a path glob, `event` = a custom event under another name. */
+export interface DefinedGoal { name: string; kind: 'event' | 'page'; event_name: string; path_pattern: string }
 
 export interface FunnelReportInput {
   siteId: string;
@@ -37,8 +38,8 @@ export interface FunnelReportInput {
   fromMs: number;
   toMs: number;
   includeBots: boolean;
-  /** The site's rule-based goals (a page visit matching a path glob). */
-  pageGoals: PageGoal[];
+  /** The site's defined goals (page rules and named events). */
+  goals: DefinedGoal[];
 }
 
 export interface FunnelStepResult {
@@ -49,7 +50,7 @@ export interface FunnelStepResult {
 }
 
 /** Build the condition of each step; params collects the bound values. */
-export function stepConditions(steps: Step[], pageGoals: PageGoal[], params: Params): string[] {
+export function stepConditions(steps: Step[], goals: DefinedGoal[], params: Params): string[] {
   let n = 0;
   const bind = (v: string) => {
     const name = `v${n++}`;
@@ -60,12 +61,17 @@ export function stepConditions(steps: Step[], pageGoals: PageGoal[], params: Par
     if (step.kind === 'payment') return 'is_payment = 1';
     const m = MATCHERS[step.match];
     if (step.kind === 'view') return `(is_payment = 0 AND name = 'pageview' AND ${m.sql('pathname', bind(m.value(step.value)))})`;
-    // A goal step: sent goals by event name, or rule-based page goals whose name matches.
+    // A goal step: sent goals by event name, and defined goals whose *goal* name matches (a page rule
+    // by its path glob, an event goal by its event name).
     const sent = `(is_payment = 0 AND name NOT IN ('${BUILTIN_EVENTS.join("', '")}') AND ${m.sql('name', bind(m.value(step.value)))})`;
-    const rules = pageGoals
+    const defined = goals
       .filter((g) => m.js(step.value, g.name))
-      .map((g) => `(is_payment = 0 AND name = 'pageview' AND match(pathname, {${bind(globToRegex(g.path_pattern))}:String}))`);
-    return `(${[sent, ...rules].join(' OR ')})`;
+      .map((g) =>
+        g.kind === 'page'
+          ? `(is_payment = 0 AND name = 'pageview' AND match(pathname, {${bind(globToRegex(g.path_pattern))}:String}))`
+          : `(is_payment = 0 AND name = {${bind(g.event_name)}:String})`,
+      );
+    return `(${[sent, ...defined].join(' OR ')})`;
   });
 }
 
@@ -96,7 +102,7 @@ const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / who
 
 export async function runFunnelReport(store: Store, input: FunnelReportInput): Promise<FunnelStepResult[]> {
   const params: Params = { site: input.siteId, from: isoToCh(new Date(input.fromMs)), to: isoToCh(new Date(input.toMs)) };
-  const conditions = stepConditions(input.steps, input.pageGoals, params);
+  const conditions = stepConditions(input.steps, input.goals, params);
   const rows = await store.query<{ level: number; visitors: number }>(funnelSql(store, input, conditions), params);
   // windowFunnel gives the deepest step each visitor reached; reaching step k means level >= k.
   const reached = input.steps.map((_s, i) => rows.filter((r) => r.level >= i + 1).reduce((a, r) => a + r.visitors, 0));
@@ -108,9 +114,9 @@ export async function runFunnelReport(store: Store, input: FunnelReportInput): P
   }));
 }
 
-export async function loadPageGoals(store: Store, siteId: string): Promise<PageGoal[]> {
-  return store.query<PageGoal>(
-    `SELECT name, path_pattern FROM ${store.table('goals')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0 AND kind = 'page'`,
+export async function loadGoals(store: Store, siteId: string): Promise<DefinedGoal[]> {
+  return store.query<DefinedGoal>(
+    `SELECT name, kind, event_name, path_pattern FROM ${store.table('goals')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0`,
     { s: siteId },
   );
 }

@@ -2,7 +2,7 @@ import type { GoalEntry, ReportQuery, Source } from '../ast';
 import { DIMENSIONS, type DimensionDef, type RowField } from '../registry/dimensions';
 import type { MetricKey } from '../registry/metrics';
 import {
-  and, array, as, asc, bin, col, desc, fn, inSet, lambda, param, select, str, type Expr, type SelectNode,
+  and, array, as, asc, bin, col, desc, fn, inSet, lambda, lit, param, select, str, type Expr, type SelectNode,
 } from '../sql/ast';
 import { BUILTIN_EVENTS, baseWhere, goalCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
 import { attributedPayments } from './parts';
@@ -48,8 +48,10 @@ function narrowing(q: ReportQuery, def: DimensionDef): Expr | undefined {
 
 function grouped(q: ReportQuery, def: DimensionDef, source: Source, keys: MetricKey[], extraWhere?: Expr): SelectNode {
   const extras = Object.entries(def.extra).map(([name, e]) => as(e(), name));
+  // A goal row is a completion of that goal, nominated or not: every row counts.
+  const scope = def.family === 'goal' ? { ...metricScope(q), counted: lit(1) } : metricScope(q);
   return select({
-    columns: [as(labelOf(q, def), 'label'), ...extras, ...metricColumns(keys, source, metricScope(q))],
+    columns: [as(labelOf(q, def), 'label'), ...extras, ...metricColumns(keys, source, scope)],
     from: relationOf(source),
     where: and(baseWhere(q, { source }), narrowing(q, def), extraWhere),
     groupBy: [col('label'), ...Object.keys(def.extra).map((n) => col(n))],

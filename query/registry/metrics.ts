@@ -44,6 +44,8 @@ export interface MetricDef {
 
 const ifw = (name: string, s: MetricScope, ...args: Expr[]) =>
   s.when ? fn(`${name}If`, ...args, s.when) : fn(name, ...args);
+/** countIf(cond), or count() when every row counts. */
+const countWhere = (cond: Expr) => (cond.kind === 'literal' && cond.value === 1 ? fn('count') : fn('countIf', cond));
 const isPageview = () => eq(col('name'), str('pageview'));
 const isCrawler = () => eq(col('is_bot'), lit(1));
 const pct = (part: Expr, whole: Expr) =>
@@ -63,7 +65,7 @@ export const METRICS = {
     type: 'integer', part: 'events',
     events: { raw: (s) => fn('countIf', and(isPageview(), s.when)), slices: (s) => ifw('sum', s, col('pageviews')) },
   },
-  goals: { type: 'integer', part: 'events', events: { raw: (s) => fn('countIf', and(s.counted, s.when)), slices: null } },
+  goals: { type: 'integer', part: 'events', events: { raw: (s) => countWhere(and(s.counted, s.when)), slices: null } },
   goal_value_cents: {
     type: 'integer', part: 'events', events: { raw: (s) => fn('sumIf', col('value_cents'), and(s.counted, s.when)), slices: null },
   },
@@ -74,7 +76,7 @@ export const METRICS = {
       slices: (s) => fn('sumIf', col('pageviews'), and(isCrawler(), s.filterWhen)),
     },
   },
-  clicks: { type: 'integer', part: 'events', events: { raw: (s) => (s.when ? fn('countIf', s.when) : fn('count')), slices: null } },
+  clicks: { type: 'integer', part: 'events', events: { raw: (s) => countWhere(and(s.when)), slices: null } },
   conversion_rate: {
     type: 'number', part: 'derived',
     derive: (r) => (r.all_visitors > 0 ? Math.round((r.converted / r.all_visitors) * 10_000) / 100 : 0),

@@ -79,9 +79,18 @@ export const agg = (name: string, params: number[], ...args: Expr[]): FuncNode =
 export const bin = (op: BinaryOp, left: Expr, right: Expr): BinaryNode => freeze({ kind: 'binary', op, left, right });
 export const eq = (l: Expr, r: Expr) => bin('=', l, r);
 
-/** AND of the given conditions, flattening nested ANDs and dropping `undefined`. */
+const isTrue = (e: Expr) => e.kind === 'literal' && e.value === 1;
+
+/** AND of the given conditions: nested ANDs flattened, `undefined` and literal 1 dropped, repeats once. */
 export function and(...items: (Expr | undefined)[]): Expr {
-  const flat = items.flatMap((e) => (e === undefined ? [] : e.kind === 'and' ? e.items : [e]));
+  const seen = new Set<string>();
+  const flat = items
+    .flatMap((e) => (e === undefined ? [] : e.kind === 'and' ? e.items : [e]))
+    .filter((e) => !isTrue(e))
+    .filter((e) => {
+      const key = JSON.stringify(e);
+      return seen.has(key) ? false : (seen.add(key), true);
+    });
   if (flat.length === 0) return lit(1);
   return flat.length === 1 ? flat[0] : freeze({ kind: 'and', items: flat });
 }
