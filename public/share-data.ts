@@ -42,7 +42,8 @@ const SECTION_DATA = {
     const o = await c.report<Row>('overview');
     return {
       currency: c.board.site.currency, revenue_cents: o.revenue_cents, payments: o.payments,
-      revenue_per_visitor_cents: o.revenue_per_visitor_cents, by_channel: await top(c, 'channel', 6),
+      revenue_per_visitor_cents: o.revenue_per_visitor_cents,
+      by_channel: (await top(c, 'channel', 20)).sort((a, b) => Number(b.revenue_cents ?? 0) - Number(a.revenue_cents ?? 0)).slice(0, 6),
     };
   },
   sources: async (c) => ({ channels: await top(c, 'channel', 8), referrers: await top(c, 'referrer', 10), campaigns: await top(c, 'utm_campaign', 8) }),
