@@ -43,8 +43,10 @@ export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
   const parsed = windowQuery.safeParse(q.tz === undefined ? { ...q, tz: board.site.timezone } : q);
   if (!parsed.success) throw formatZodError(parsed.error, 'query');
   const max = board.row.max_range_days;
-  const w = resolveWindow(parsed.data, defaultPeriod(max), board.retentionDays, nowMs() - max * DAY);
-  if (w.fromMs < nowMs() - max * DAY) {
+  // Read the clock once: `period=all` starts exactly here, and a later read would refuse it.
+  const earliest = nowMs() - max * DAY;
+  const w = resolveWindow(parsed.data, defaultPeriod(max), board.retentionDays, earliest);
+  if (w.fromMs < earliest) {
     throw invalidRequest(`period/from: this board shows at most the last ${max} days (max_range_days)`, { max_range_days: max });
   }
   return w;

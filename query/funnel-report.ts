@@ -11,10 +11,22 @@ import type { FunnelWindow, MatchOp, Step } from '../model/funnels';
  */
 
 // TRAP: windowFunnel needs its window as a literal (not a parameter), so it is only ever read from
-// this table, keyed by the five allowed values. Timestamps are milliseconds, so the window is too.
+// this table, keyed by the five allowed values, in the unit of the funnel key (see funnelSql).
 const FUNNEL_WINDOW_MS = {
-  3600: '3600000', 86400: '86400000', 604800: '604800000', 2592000: '2592000000', 7776000: '7776000000',
-} as const satisfies Record<FunnelWindow, string>;
+  3600: 3_600_000, 86400: 86_400_000, 604800: 604_800_000, 2592000: 2_592_000_000, 7776000: 7_776_000_000,
+} as const satisfies Record<FunnelWindow, number>;
+
+/**
+ * TRAP: windowFunnel adds one entry per condition a row satisfies, all at the row's timestamp, and
+ * chains them; so one page view matching steps 1 and 2 (a repeated or overlapping step) reached
+ * step 2 by itself. Rows are therefore exploded into one entry per matched step, on a key that
+ * orders entries of the same millisecond: events by their lowest matched step, then within one
+ * event the higher step first, so an event can never follow itself. 16 slots hold the 10 steps.
+ */
+const KEY_SLOTS = 16;
+const KEY_SCALE = KEY_SLOTS * KEY_SLOTS;
+// The window in key units; the extra slots keep its last millisecond inside it, as before.
+const windowLiteral = (w: FunnelWindow) => String(FUNNEL_WINDOW_MS[w] * KEY_SCALE + (KEY_SCALE - 1));
 
 /** One entry per match operator: its SQL over a column and a bound value, and the same test in JS. */
 const MATCHERS = {
@@ -83,14 +95,22 @@ function funnelSql(store: Store, input: FunnelReportInput, conditions: string[])
        FROM ${store.table('payments')} FINAL
        WHERE site_id = {site:UUID} AND is_deleted = 0 AND status = 'succeeded' AND paid_at >= {from:DateTime64(3)} AND paid_at < {to:DateTime64(3)}`
     : '';
+  const levels = conditions.map((_c, i) => `step = ${i}`).join(', ');
   return `
     SELECT level, toUInt64(count()) AS visitors FROM (
-      SELECT visitor_id, windowFunnel(${FUNNEL_WINDOW_MS[input.windowSeconds]})(t, ${conditions.join(', ')}) AS level
+      SELECT visitor_id, windowFunnel(${windowLiteral(input.windowSeconds)})(key, ${levels}) AS level
       FROM (
-        SELECT visitor_id, toUInt64(toUnixTimestamp64Milli(ts)) AS t, toString(name) AS name, pathname, 0 AS is_payment
-        FROM ${store.table('events')}
-        WHERE site_id = {site:UUID} AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)} ${bots}
-        ${payments}
+        SELECT visitor_id, arrayJoin(steps) AS step, toUInt64((t * ${KEY_SLOTS} + steps[1]) * ${KEY_SLOTS} + (${KEY_SLOTS - 1} - step)) AS key
+        FROM (
+          SELECT visitor_id, t, arrayFilter((i, hit) -> hit = 1, range(${conditions.length}), [${conditions.join(', ')}]) AS steps
+          FROM (
+            SELECT visitor_id, toUInt64(toUnixTimestamp64Milli(ts)) AS t, toString(name) AS name, pathname, 0 AS is_payment
+            FROM ${store.table('events')}
+            WHERE site_id = {site:UUID} AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)} ${bots}
+            ${payments}
+          )
+        )
+        WHERE notEmpty(steps)
       )
       GROUP BY visitor_id
     )

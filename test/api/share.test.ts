@@ -26,6 +26,10 @@ test('the first PUT creates the board: revenue off, every other section on, no e
   expect(res.status).toBe(200);
   expect(res.body.meta).toEqual({ site_id: s.siteId });
   const b = res.body.data;
+  // Exactly the spec's Share board fields (expires_in_days is a body field, not one of them).
+  expect(Object.keys(b).sort()).toEqual([
+    'active', 'created_at', 'days_left', 'expires_at', 'label', 'max_range_days', 'panels', 'slug', 'updated_at', 'url', 'view_count',
+  ]);
   expect(b.url).toBe(`/share/${b.slug}`);
   expect(b.slug).toMatch(/^[A-Za-z0-9_-]{22}$/);
   expect(b).toMatchObject({ active: true, label: s.domain, max_range_days: 90, days_left: null, expires_at: null, view_count: 0 });
@@ -48,14 +52,14 @@ test('expires_in_days sets expires_at and days_left, and the clock restarts on e
   const s = await svc.tenant({ scopes: ['settings:write'] });
   setClock('2026-03-01T12:00:00Z');
   const first = await put({ expires_in_days: 7 }, s);
-  expect(first.body.data).toMatchObject({ expires_at: '2026-03-08T12:00:00.000Z', days_left: 7, expires_in_days: 7 });
+  expect(first.body.data).toMatchObject({ expires_at: '2026-03-08T12:00:00.000Z', days_left: 7 });
   setClock('2026-03-05T12:00:00Z');
   expect((await get(s)).body.data.days_left).toBe(3);
   // A save that does not repeat expires_in_days still restarts the clock from now.
   const again = await put({ label: 'Renamed' }, s);
   expect(again.body.data).toMatchObject({ expires_at: '2026-03-12T12:00:00.000Z', days_left: 7 });
   const never = await put({ expires_in_days: null }, s);
-  expect(never.body.data).toMatchObject({ expires_at: null, days_left: null, expires_in_days: null });
+  expect(never.body.data).toMatchObject({ expires_at: null, days_left: null });
 });
 
 test.each([

@@ -29,6 +29,9 @@ test('a new widget starts off with defaults; GET before any PUT is 404', async (
     type: 'analytics', metric: 'visitors', enabled: false, chart_style: 'bar', publish_revenue: false, view_count: 0,
   });
   expect(res.body.data.url).toBe(`/widget/${res.body.data.slug}`);
+  expect(Object.keys(res.body.data).sort()).toEqual([
+    'chart_style', 'created_at', 'enabled', 'metric', 'publish_revenue', 'slug', 'type', 'updated_at', 'url', 'view_count',
+  ]);
   expect((await get(s)).body.data).toEqual(res.body.data);
   expect((await card(res.body.data.slug)).status).toBe(404);
   expect((await feed(res.body.data.slug)).status).toBe(404);

@@ -38,6 +38,8 @@ beforeAll(async () => {
     view('v7', '/pricing', 0, CRAWLER), goal('v7', 'Signup', 5, CRAWLER), // a crawler
     view('v8', '/pricing', 0), view('v8', '/docs/api/keys', 20), // reaches the page-rule goal
     view('v9', '/pricing', -60 * 24 * 30), goal('v9', 'Signup', -60 * 24 * 30 + 5), // before the window
+    view('v10', '/same', 0), goal('v10', 'SameMs', 0), // two events in the same millisecond
+    view('v11', '/edge', 0), goal('v11', 'Edge', 60), view('v12', '/edge', 0), goal('v12', 'Edge', 61), // at and past an hour
   ];
   expect(await svc.admin('events import', { site: t.siteId }, lines.join('\n'))).toMatchObject({ imported: lines.length, rejected: 0 });
   // Payments arrive from the provider (no endpoint posts one): written as the payment worker would.
@@ -110,6 +112,21 @@ test.each([
 ])('match %s %s on the first step reaches %d visitors', async (match, value, n) => {
   const id = await create([{ kind: 'view', match, value }, { kind: 'view', value: '/nowhere' }]);
   expect(visitors(await report(id))[0]).toBe(n);
+});
+
+test('one event never counts for two steps: a repeated or overlapping step needs another event', async () => {
+  // Every pricing visitor viewed /pricing exactly once: nobody reaches the second /pricing view.
+  const twice = await create([{ kind: 'view', value: '/pricing' }, { kind: 'view', value: '/pricing' }]);
+  expect(visitors(await report(twice))).toEqual([6, 0]);
+  // v6's single /about view matches both steps, but it is one view: v6 does not reach step 2.
+  const overlap = await create([{ kind: 'view', match: 'starts_with', value: '/' }, { kind: 'view', value: '/about' }]);
+  expect(visitors(await report(overlap))).toEqual([10, 0]);
+  // Distinct events in the same millisecond still follow each other.
+  const same = await create([{ kind: 'view', value: '/same' }, { kind: 'goal', value: 'SameMs' }]);
+  expect(visitors(await report(same))).toEqual([1, 1]);
+  // The window includes its last millisecond: an hour later still counts, a minute more does not.
+  const edge = await create([{ kind: 'view', value: '/edge' }, { kind: 'goal', value: 'Edge' }], 3600);
+  expect(visitors(await report(edge))).toEqual([2, 1]);
 });
 
 test('the window parameters are validated and events outside the window do not count', async () => {
