@@ -20,7 +20,9 @@ function requestId(req: Request, res: Response, next: NextFunction) {
   const start = process.hrtime.bigint();
   res.on('finish', () => {
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
-    (res.locals.log as typeof logger).info({ method: req.method, path: req.path, status: res.statusCode, ms }, 'request');
+    // originalUrl: req.path is relative to the router that answered (/sites rather than /api/v1/sites).
+    const path = req.originalUrl.split('?')[0];
+    (res.locals.log as typeof logger).info({ method: req.method, path, status: res.statusCode, ms }, 'request');
   });
   next();
 }

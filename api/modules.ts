@@ -6,6 +6,8 @@ import sitesRoutes from './routes/sites';
 import teamRoutes from './routes/team';
 import '../cli/admin/events';
 import '../cli/admin/seed';
+import { collectionModule } from '../ingest/live/module';
+import trackerRoute from '../tracker/route';
 import reportRoutes from './routes/reports';
 import goalRoutes from './routes/goals';
 import notesRoutes from './routes/notes';
@@ -37,8 +39,9 @@ export const PUBLIC_ROUTES: PublicModule[] = [];
 PUBLIC_ROUTES.push(publicAssets);
 PUBLIC_ROUTES.push(sharePublic);
 PUBLIC_ROUTES.push(widgetPublic);
+PUBLIC_ROUTES.push(trackerRoute);
 
 /** Returns true when it handled the request. */
 export type RawHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 export type RawModule = (app: AppContext) => RawHandler;
-export const RAW_HANDLERS: RawModule[] = [];
+export const RAW_HANDLERS: RawModule[] = [collectionModule];

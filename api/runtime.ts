@@ -52,6 +52,9 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
     closers.push(async () => stopAuthCache());
     const queues = startQueues(redis, { store, repos }, { runWorkers: config.role !== 'api' });
     closers.push(() => queues.close());
+    // A started service has its repeatable jobs scheduled (when Redis answers at all).
+    await redis.attempted;
+    await queues.settled(2000);
     const ctx: AppContext = { config, store, repos, redis, queues, onShutdown: [] };
     // Shutdown hooks (ingest flushes) run after the listeners stop and before queues and storage close.
     closers.push(async () => {

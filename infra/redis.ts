@@ -11,8 +11,16 @@ export interface RedisHandle {
   readonly url: string;
   readonly prefix: string;
   isUp(): boolean;
+  /** Resolves after the first connection attempt, whether it succeeded or not. */
+  readonly attempted: Promise<void>;
   /** A new connection for BullMQ (which needs maxRetriesPerRequest: null). */
   duplicateForQueue(): Redis;
+  /**
+   * Connection OPTIONS for a BullMQ Queue or Worker, so BullMQ opens and owns the connection. Handing
+   * it an ioredis instance instead makes the connection "shared", and closing one that is still
+   * connecting then surfaces an unhandled 'Connection is closed' error.
+   */
+  bullConnection(): RedisOptions & { url: string };
   onUp(fn: () => void): void;
   close(): Promise<void>;
 }
@@ -44,6 +52,12 @@ export function connectRedis(url: string, prefix = 'tally'): RedisHandle {
   };
   client.on('error', down);
   client.on('end', () => down());
+  // Registered after the handlers above, so onUp listeners have run when it resolves.
+  const attempted = new Promise<void>((resolve) => {
+    client.once('ready', () => resolve());
+    client.once('error', () => resolve());
+    client.once('end', () => resolve());
+  });
   client.connect().catch(down);
   const queueOptions: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: false, retryStrategy, lazyConnect: true };
   return {
@@ -51,7 +65,9 @@ export function connectRedis(url: string, prefix = 'tally'): RedisHandle {
     url,
     prefix,
     isUp: () => up,
+    attempted,
     duplicateForQueue: () => new Redis(url, queueOptions),
+    bullConnection: () => ({ url, ...queueOptions }),
     onUp: (fn) => {
       upListeners.push(fn);
       if (up) fn();

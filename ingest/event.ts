@@ -49,6 +49,20 @@ export interface EventRow {
   device: string;
 }
 
+/** Every column, in one fixed order: live ingest inserts positional rows (JSONCompactEachRow). */
+export const EVENT_COLUMNS = [
+  'site_id', 'ts', 'name', 'event_id', 'visitor_id', 'session_id', 'session_start', 'is_bot', 'bot_kind', 'crawler_name',
+  'crawler_operator', 'hostname', 'pathname', 'link', 'value_cents', 'props', 'entry_path', 'entry_hostname', 'referrer',
+  'referrer_source', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content', 'gad_campaign_id', 'gclid',
+  'country', 'region', 'city', 'browser', 'browser_version', 'os', 'os_version', 'device',
+] as const satisfies readonly (keyof EventRow)[];
+
+// A column added to EventRow but not to EVENT_COLUMNS fails to compile here.
+type Missing = Exclude<keyof EventRow, (typeof EVENT_COLUMNS)[number]>;
+const allColumnsListed: Missing extends never ? true : Missing = true;
+void allColumnsListed;
+
+
 /**
  * A session's attributes: those of its first event, copied onto every event of the session so
  * session filters and breakdowns need no join. entry_path/entry_hostname come from the first
@@ -122,6 +136,38 @@ export function enrichEvent(input: EventInput, site: SiteRef, geo: GeoLookup): E
     gclid: page.gclid,
     ...geoOf(input, geo),
   };
+}
+
+/** Session attribute keys including the entry fields, in one fixed order (compact session state). */
+export const SESSION_KEYS = ['entry_path', 'entry_hostname', ...SESSION_ATTRIBUTES] as const;
+
+export interface SessionFields {
+  visitor_id: string;
+  session_id: string;
+  session_start: string;
+  attributes: SessionAttributes;
+}
+
+type Source = 'event' | 'session' | 'attribute';
+const SESSION_COLUMNS = new Set<string>(['visitor_id', 'session_id', 'session_start']);
+const ATTRIBUTE_COLUMNS = new Set<string>(SESSION_KEYS);
+const SOURCES: readonly Source[] = EVENT_COLUMNS.map((c) =>
+  SESSION_COLUMNS.has(c) ? 'session' : ATTRIBUTE_COLUMNS.has(c) ? 'attribute' : 'event');
+
+/**
+ * The positional row (EVENT_COLUMNS order) of an event in its session, built in one pass: this is
+ * the live hot path, so no intermediate merged object is made.
+ */
+export function positionalRow(e: EnrichedEvent, s: SessionFields): unknown[] {
+  const row = new Array<unknown>(EVENT_COLUMNS.length);
+  const ev = e as unknown as Record<string, unknown>;
+  const attrs = s.attributes as unknown as Record<string, unknown>;
+  const sess = s as unknown as Record<string, unknown>;
+  for (let i = 0; i < EVENT_COLUMNS.length; i++) {
+    const c = EVENT_COLUMNS[i];
+    row[i] = SOURCES[i] === 'event' ? ev[c] : SOURCES[i] === 'attribute' ? attrs[c] : sess[c];
+  }
+  return row;
 }
 
 /** The session attributes an event would give its session if it were the first. */

@@ -109,10 +109,11 @@ function firingId(alertId: string, firedAt: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** Exactly the spec's Alert fields; `window_minutes` is accepted in bodies but is not one of them. */
 export function alertOut(r: AlertRow, state?: AlertState) {
   return {
     id: r.id, name: r.name, enabled: !!r.enabled, trigger_type: r.trigger_type, goal_name: r.goal_name,
-    threshold_mode: r.threshold_mode, threshold: r.threshold, window_minutes: r.window_minutes, subject: r.subject,
+    threshold_mode: r.threshold_mode, threshold: r.threshold, subject: r.subject,
     body: r.body, created_by: r.created_by, created_at: chToIso(r.created_at)!, updated_at: chToIso(r.updated_at)!,
     last_fired_at: chToIso(state?.last_fired_at),
   };

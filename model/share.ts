@@ -83,11 +83,12 @@ export const isLive = (row: ShareRow, now = nowMs()) =>
 
 export const panelsOf = (row: ShareRow): Panels => ({ ...DEFAULT_PANELS, ...(JSON.parse(row.panels) as Partial<Panels>) });
 
+/** Exactly the spec's Share board fields: `expires_in_days` is a body field, shown through expires_at and days_left. */
 export function shareOut(row: ShareRow, viewCount: number) {
   const expires = chToIso(row.expires_at);
   return {
     url: `/share/${row.slug}`, slug: row.slug, label: row.label, active: !!row.active, panels: panelsOf(row),
-    max_range_days: row.max_range_days, expires_in_days: row.expires_in_days,
+    max_range_days: row.max_range_days,
     days_left: expires === null ? null : Math.max(0, Math.ceil((Date.parse(expires) - nowMs()) / DAY)),
     created_at: chToIso(row.created_at)!, updated_at: chToIso(row.updated_at)!, expires_at: expires, view_count: viewCount,
   };

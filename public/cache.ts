@@ -1,8 +1,8 @@
 /**
  * A short-lived memo for the public feeds. A board or an embedded card can be opened by many people
  * at once; each load fans out into several reports, so identical requests within a few seconds
- * share one computation. Keys carry the board/widget's updated_at, so a settings change is seen at
- * once. Failures are not kept.
+ * share one computation. Keys carry the board/widget's whole settings row, so a settings change is
+ * seen at once. Failures are not kept.
  */
 export class FeedCache {
   private readonly entries = new Map<string, { expires: number; value: Promise<unknown> }>();

@@ -7,7 +7,8 @@ import type { Response } from 'express';
  */
 const CSP = [
   "default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' data:",
-  "base-uri 'none'", "form-action 'none'", 'frame-ancestors *',
+  // No frame-ancestors: cards and boards are made to be embedded by any site.
+  "base-uri 'none'", "form-action 'none'",
 ].join('; ');
 
 export function escapeHtml(s: string): string {
@@ -33,6 +34,7 @@ function shell(title: string, bodyClass: string, attrs: string, scripts: string[
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/tally.css">
 </head>
 <body class="${bodyClass}" ${attrs}>
@@ -51,7 +53,7 @@ export function sendPage(res: Response, title: string, bodyClass: string, attrs:
 export function sendNotFoundPage(res: Response, what: string): void {
   publicHeaders(res);
   res.status(404).type('html').send(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Not found</title><link rel="stylesheet" href="/assets/tally.css"></head>
+<html lang="en"><head><meta charset="utf-8"><title>Not found</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/assets/tally.css"></head>
 <body class="notfound"><main><h1>Not found</h1><p>This ${escapeHtml(what)} does not exist, has expired or is no longer shared.</p></main></body></html>`);
 }
 

@@ -1,22 +1,18 @@
 import type { AppContext } from '../api/context';
 import { funnelReportFor } from '../api/routes/funnels';
-import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
-import type { Site } from '../core/domain';
 import { FunnelsRepo, funnelOut } from '../model/funnels';
 import { isoInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window';
 import { SECTIONS, type Panels, type Section } from '../model/share';
 import type { LiveBoard } from './share';
+import type { ReportName, runReport } from '../query';
 
 /**
  * What a share board shows, assembled from the query helper's reports (runReport). Only enabled
  * sections are computed and sent: a disabled section's figures never leave the server, and money
  * (revenue, payments, goal values) is scrubbed from every section unless `revenue` is on.
  */
-export type ReportName = 'overview' | 'timeseries' | 'breakdown' | 'heatmap' | 'engagement' | 'realtime' | 'realtime_countries';
-export type RunReport = (
-  store: Store, site: Site, retentionDays: number, report: ReportName, params: Record<string, string | undefined>,
-) => Promise<{ data: unknown; meta: unknown }>;
+export type RunReport = typeof runReport;
 
 type Row = Record<string, unknown> & { label?: string };
 
@@ -46,7 +42,8 @@ const SECTION_DATA = {
     const o = await c.report<Row>('overview');
     return {
       currency: c.board.site.currency, revenue_cents: o.revenue_cents, payments: o.payments,
-      revenue_per_visitor_cents: o.revenue_per_visitor_cents, by_channel: await top(c, 'channel', 6),
+      revenue_per_visitor_cents: o.revenue_per_visitor_cents,
+      by_channel: (await top(c, 'channel', 20)).sort((a, b) => Number(b.revenue_cents ?? 0) - Number(a.revenue_cents ?? 0)).slice(0, 6),
     };
   },
   sources: async (c) => ({ channels: await top(c, 'channel', 8), referrers: await top(c, 'referrer', 10), campaigns: await top(c, 'utm_campaign', 8) }),

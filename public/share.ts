@@ -9,7 +9,7 @@ import { viewCounter } from '../model/share-views';
 import { resolveWindow, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
 import { FeedCache } from './cache';
-import { runReport } from './reports';
+import { runReport } from '../query';
 import { boardData } from './share-data';
 
 /**
@@ -43,8 +43,10 @@ export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
   const parsed = windowQuery.safeParse(q.tz === undefined ? { ...q, tz: board.site.timezone } : q);
   if (!parsed.success) throw formatZodError(parsed.error, 'query');
   const max = board.row.max_range_days;
-  const w = resolveWindow(parsed.data, defaultPeriod(max), board.retentionDays, nowMs() - max * DAY);
-  if (w.fromMs < nowMs() - max * DAY) {
+  // Read the clock once: `period=all` starts exactly here, and a later read would refuse it.
+  const earliest = nowMs() - max * DAY;
+  const w = resolveWindow(parsed.data, defaultPeriod(max), board.retentionDays, earliest);
+  if (w.fromMs < earliest) {
     throw invalidRequest(`period/from: this board shows at most the last ${max} days (max_range_days)`, { max_range_days: max });
   }
   return w;
@@ -70,7 +72,7 @@ export default function sharePublic(router: Router, app: AppContext): void {
       const board = await liveBoard(app, String(req.params.slug));
       if (!board) throw notFound('board');
       const window = boardWindow(board, req.query);
-      const key = [board.row.slug, board.row.updated_at, window.fromMs, window.toMs, window.tz].join('|');
+      const key = [JSON.stringify(board.row), window.fromMs, window.toMs, window.tz].join('|');
       const data = await cache.get(key, () => boardData(app, board, panelsOf(board.row), window, runReport));
       sendJson(res, 200, { data });
     } catch (err) {

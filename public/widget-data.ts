@@ -2,7 +2,8 @@ import type { AppContext } from '../api/context';
 import { nowMs } from '../core/clock';
 import { isoInZone } from '../model/notes-window';
 import type { WidgetType } from '../model/widget';
-import type { ReportName, RunReport } from './share-data';
+import type { ReportName } from '../query';
+import type { RunReport } from './share-data';
 import type { LiveWidget } from './widget';
 
 /**

@@ -7,7 +7,7 @@ import { WidgetRepo, type WidgetRow } from '../model/widget';
 import { sendJson, sendNotFoundPage, sendPage } from './pages';
 import { nowMs } from '../core/clock';
 import { FeedCache } from './cache';
-import { runReport } from './reports';
+import { runReport } from '../query';
 import { widgetData } from './widget-data';
 
 /**
@@ -36,7 +36,7 @@ async function sendFeed(app: AppContext, cache: FeedCache, slug: string, res: Re
     const widget = await liveWidget(app, slug);
     if (!widget) throw notFound('widget');
     // Keyed by the clock's minute too: the card's windows move with time.
-    const key = [widget.row.slug, widget.row.updated_at, Math.floor(nowMs() / 60_000)].join('|');
+    const key = [JSON.stringify(widget.row), Math.floor(nowMs() / 60_000)].join('|');
     sendJson(res, 200, { data: await cache.get(key, () => widgetData(app, widget, runReport)) });
   } catch (err) {
     if (!(err instanceof AppError)) throw err;

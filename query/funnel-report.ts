@@ -11,10 +11,22 @@ import type { FunnelWindow, MatchOp, Step } from '../model/funnels';
  */
 
 // TRAP: windowFunnel needs its window as a literal (not a parameter), so it is only ever read from
-// this table, keyed by the five allowed values. Timestamps are milliseconds, so the window is too.
+// this table, keyed by the five allowed values, in the unit of the funnel key (see funnelSql).
 const FUNNEL_WINDOW_MS = {
-  3600: '3600000', 86400: '86400000', 604800: '604800000', 2592000: '2592000000', 7776000: '7776000000',
-} as const satisfies Record<FunnelWindow, string>;
+  3600: 3_600_000, 86400: 86_400_000, 604800: 604_800_000, 2592000: 2_592_000_000, 7776000: 7_776_000_000,
+} as const satisfies Record<FunnelWindow, number>;
+
+/**
+ * TRAP: windowFunnel adds one entry per condition a row satisfies, all at the row's timestamp, and
+ * chains them; so one page view matching steps 1 and 2 (a repeated or overlapping step) reached
+ * step 2 by itself. Rows are therefore exploded into one entry per matched step, on a key that
+ * orders entries of the same millisecond: events by their lowest matched step, then within one
+ * event the higher step first, so an event can never follow itself. 16 slots hold the 10 steps.
+ */
+const KEY_SLOTS = 16;
+const KEY_SCALE = KEY_SLOTS * KEY_SLOTS;
+// The window in key units; the extra slots keep its last millisecond inside it, as before.
+const windowLiteral = (w: FunnelWindow) => String(FUNNEL_WINDOW_MS[w] * KEY_SCALE + (KEY_SCALE - 1));
 
 /** One entry per match operator: its SQL over a column and a bound value, and the same test in JS. */
 const MATCHERS = {
@@ -28,7 +40,8 @@ const MATCHERS = {
 /** Event names the tracker itself sends; every other name is a sent goal. */
 const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
 
-export interface PageGoal { name: string; path_pattern: string }
+/** A defined goal: `page` = a path glob, `event` = a custom event under another name. */
+export interface DefinedGoal { name: string; kind: 'event' | 'page'; event_name: string; path_pattern: string }
 
 export interface FunnelReportInput {
   siteId: string;
@@ -37,8 +50,8 @@ export interface FunnelReportInput {
   fromMs: number;
   toMs: number;
   includeBots: boolean;
-  /** The site's rule-based goals (a page visit matching a path glob). */
-  pageGoals: PageGoal[];
+  /** The site's defined goals (page rules and named events). */
+  goals: DefinedGoal[];
 }
 
 export interface FunnelStepResult {
@@ -49,7 +62,7 @@ export interface FunnelStepResult {
 }
 
 /** Build the condition of each step; params collects the bound values. */
-export function stepConditions(steps: Step[], pageGoals: PageGoal[], params: Params): string[] {
+export function stepConditions(steps: Step[], goals: DefinedGoal[], params: Params): string[] {
   let n = 0;
   const bind = (v: string) => {
     const name = `v${n++}`;
@@ -60,12 +73,17 @@ export function stepConditions(steps: Step[], pageGoals: PageGoal[], params: Par
     if (step.kind === 'payment') return 'is_payment = 1';
     const m = MATCHERS[step.match];
     if (step.kind === 'view') return `(is_payment = 0 AND name = 'pageview' AND ${m.sql('pathname', bind(m.value(step.value)))})`;
-    // A goal step: sent goals by event name, or rule-based page goals whose name matches.
+    // A goal step: sent goals by event name, and defined goals whose *goal* name matches (a page rule
+    // by its path glob, an event goal by its event name).
     const sent = `(is_payment = 0 AND name NOT IN ('${BUILTIN_EVENTS.join("', '")}') AND ${m.sql('name', bind(m.value(step.value)))})`;
-    const rules = pageGoals
+    const defined = goals
       .filter((g) => m.js(step.value, g.name))
-      .map((g) => `(is_payment = 0 AND name = 'pageview' AND match(pathname, {${bind(globToRegex(g.path_pattern))}:String}))`);
-    return `(${[sent, ...rules].join(' OR ')})`;
+      .map((g) =>
+        g.kind === 'page'
+          ? `(is_payment = 0 AND name = 'pageview' AND match(pathname, {${bind(globToRegex(g.path_pattern))}:String}))`
+          : `(is_payment = 0 AND name = {${bind(g.event_name)}:String})`,
+      );
+    return `(${[sent, ...defined].join(' OR ')})`;
   });
 }
 
@@ -77,14 +95,22 @@ function funnelSql(store: Store, input: FunnelReportInput, conditions: string[])
        FROM ${store.table('payments')} FINAL
        WHERE site_id = {site:UUID} AND is_deleted = 0 AND status = 'succeeded' AND paid_at >= {from:DateTime64(3)} AND paid_at < {to:DateTime64(3)}`
     : '';
+  const levels = conditions.map((_c, i) => `step = ${i}`).join(', ');
   return `
     SELECT level, toUInt64(count()) AS visitors FROM (
-      SELECT visitor_id, windowFunnel(${FUNNEL_WINDOW_MS[input.windowSeconds]})(t, ${conditions.join(', ')}) AS level
+      SELECT visitor_id, windowFunnel(${windowLiteral(input.windowSeconds)})(key, ${levels}) AS level
       FROM (
-        SELECT visitor_id, toUInt64(toUnixTimestamp64Milli(ts)) AS t, toString(name) AS name, pathname, 0 AS is_payment
-        FROM ${store.table('events')}
-        WHERE site_id = {site:UUID} AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)} ${bots}
-        ${payments}
+        SELECT visitor_id, arrayJoin(steps) AS step, toUInt64((t * ${KEY_SLOTS} + steps[1]) * ${KEY_SLOTS} + (${KEY_SLOTS - 1} - step)) AS key
+        FROM (
+          SELECT visitor_id, t, arrayFilter((i, hit) -> hit = 1, range(${conditions.length}), [${conditions.join(', ')}]) AS steps
+          FROM (
+            SELECT visitor_id, toUInt64(toUnixTimestamp64Milli(ts)) AS t, toString(name) AS name, pathname, 0 AS is_payment
+            FROM ${store.table('events')}
+            WHERE site_id = {site:UUID} AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)} ${bots}
+            ${payments}
+          )
+        )
+        WHERE notEmpty(steps)
       )
       GROUP BY visitor_id
     )
@@ -96,7 +122,7 @@ const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / who
 
 export async function runFunnelReport(store: Store, input: FunnelReportInput): Promise<FunnelStepResult[]> {
   const params: Params = { site: input.siteId, from: isoToCh(new Date(input.fromMs)), to: isoToCh(new Date(input.toMs)) };
-  const conditions = stepConditions(input.steps, input.pageGoals, params);
+  const conditions = stepConditions(input.steps, input.goals, params);
   const rows = await store.query<{ level: number; visitors: number }>(funnelSql(store, input, conditions), params);
   // windowFunnel gives the deepest step each visitor reached; reaching step k means level >= k.
   const reached = input.steps.map((_s, i) => rows.filter((r) => r.level >= i + 1).reduce((a, r) => a + r.visitors, 0));
@@ -108,9 +134,9 @@ export async function runFunnelReport(store: Store, input: FunnelReportInput): P
   }));
 }
 
-export async function loadPageGoals(store: Store, siteId: string): Promise<PageGoal[]> {
-  return store.query<PageGoal>(
-    `SELECT name, path_pattern FROM ${store.table('goals')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0 AND kind = 'page'`,
+export async function loadGoals(store: Store, siteId: string): Promise<DefinedGoal[]> {
+  return store.query<DefinedGoal>(
+    `SELECT name, kind, event_name, path_pattern FROM ${store.table('goals')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0`,
     { s: siteId },
   );
 }

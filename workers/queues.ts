@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { Queue, Worker, type Job } from 'bullmq';
 import { queueUnavailable } from '../core/errors';
 import { logger } from '../core/logger';
@@ -12,9 +13,28 @@ export interface Queues {
   available(): boolean;
   /** Enqueue; a stable jobId makes a repeat of the same request a no-op. Throws 503 when Redis is down. */
   enqueue<P>(queue: string, payload: P, jobId?: string): Promise<void>;
+  /**
+   * Resolves once the repeatable jobs are scheduled (at most `maxMs`; at once while Redis is down), so
+   * a started service has its schedules in place.
+   */
+  settled(maxMs: number): Promise<void>;
   /** Run a job kind's handler directly (tests and the reconciler). */
   definition(queue: string): JobDefinition | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * TRAP (BullMQ 5): closing a Queue or Worker whose connection is still connecting (a quick stop, or
+ * Redis down) removes every listener from that connection, and its pending start-up then fails with
+ * an 'error' event nobody hears: an unhandled error. A listener put back after close absorbs it.
+ */
+async function closeQuietly(owner: Queue | Worker): Promise<void> {
+  const internals = owner as unknown as { connection?: EventEmitter; blockingConnection?: EventEmitter };
+  try {
+    await owner.close();
+  } finally {
+    for (const c of [internals.connection, internals.blockingConnection]) c?.on('error', () => undefined);
+  }
 }
 
 export function startQueues(
@@ -25,32 +45,38 @@ export function startQueues(
   const jobs = opts.jobs ?? JOBS;
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
-  const connection = redis.duplicateForQueue();
-  connection.on('error', () => undefined); // reported once by the main handle
   const prefix = `${redis.prefix}:bull`;
 
+  // TRAP: BullMQ objects re-emit connection errors; an 'error' event nobody listens to crashes the
+  // process (seen when a shutdown closes the connection under a pending scheduler call).
+  const quiet = () => undefined; // outages are reported once by the main Redis handle
   for (const def of jobs) {
-    queues.set(def.queue, new Queue(def.queue, { connection, prefix, defaultJobOptions: def.defaultJobOptions }));
+    const q = new Queue(def.queue, { connection: redis.bullConnection(), prefix, defaultJobOptions: def.defaultJobOptions });
+    q.on('error', quiet);
+    queues.set(def.queue, q);
   }
 
+  const pending: Promise<unknown>[] = [];
   let started = false;
   redis.onUp(() => {
     if (started || !opts.runWorkers) return;
     started = true;
     for (const def of jobs) {
       const worker = new Worker(def.queue, (job: Job) => def.handler(job.data, ctx), {
-        connection: redis.duplicateForQueue(),
+        connection: redis.bullConnection(),
         prefix,
         concurrency: def.concurrency ?? 1,
       });
       worker.on('failed', (job, err) => logger.warn({ queue: def.queue, jobId: job?.id, err: err.message }, 'job failed'));
-      worker.on('error', () => undefined);
+      worker.on('error', quiet);
       workers.push(worker);
       if (def.repeatEveryMs) {
-        void queues
-          .get(def.queue)!
-          .upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs }, { name: def.queue, data: {} })
-          .catch((err: Error) => logger.warn({ err: err.message }, 'could not schedule repeatable job'));
+        pending.push(
+          queues
+            .get(def.queue)!
+            .upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs }, { name: def.queue, data: {} })
+            .catch((err: Error) => logger.warn({ err: err.message }, 'could not schedule repeatable job')),
+        );
       }
     }
   });
@@ -75,11 +101,17 @@ export function startQueues(
         clearTimeout(timer);
       }
     },
+    async settled(maxMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs)));
+      await Promise.race([Promise.allSettled(pending), limit]);
+      clearTimeout(timer);
+    },
     definition: (queue) => jobs.find((j) => j.queue === queue),
     async close() {
-      await Promise.allSettled(workers.map((w) => w.close()));
-      await Promise.allSettled([...queues.values()].map((q) => q.close()));
-      connection.disconnect();
+      await Promise.allSettled(pending);
+      await Promise.allSettled(workers.map((w) => closeQuietly(w)));
+      await Promise.allSettled([...queues.values()].map((q) => closeQuietly(q)));
     },
   };
 }

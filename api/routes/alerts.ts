@@ -11,7 +11,7 @@ import type { RouteRegistrar } from '../route';
 const AlertOut = z.object({
   id: z.string().uuid(), name: z.string(), enabled: z.boolean(), trigger_type: z.enum(TRIGGER_TYPES),
   goal_name: z.string().nullable(), threshold_mode: z.enum(THRESHOLD_MODES), threshold: z.number(),
-  window_minutes: z.number().int(), subject: z.string(), body: z.string().nullable(), created_by: z.string().uuid(),
+  subject: z.string(), body: z.string().nullable(), created_by: z.string().uuid(),
   created_at: z.string(), updated_at: z.string(), last_fired_at: z.string().nullable(),
 });
 const FiringOut = z.object({ id: z.string().uuid(), alert_id: z.string().uuid(), fired_at: z.string(), value: z.number(), threshold: z.number() });

@@ -4,7 +4,7 @@ import { notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
 import { FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
 import { rangeMeta, refineWindow, resolveWindow, windowShape, type ResolvedWindow } from '../../model/notes-window';
-import { earliestEventMs, loadPageGoals, runFunnelReport } from '../../query/funnel-report';
+import { earliestEventMs, loadGoals, runFunnelReport } from '../../query/funnel-report';
 import type { AppContext } from '../context';
 import { paged, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
@@ -97,7 +97,7 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
 export async function funnelReportFor(app: AppContext, site: Site, funnel: Funnel, window: ResolvedWindow, includeBots: boolean) {
   const results = await runFunnelReport(app.store, {
     siteId: site.id, steps: funnel.steps, windowSeconds: funnel.window_seconds, fromMs: window.fromMs, toMs: window.toMs,
-    includeBots, pageGoals: await loadPageGoals(app.store, site.id),
+    includeBots, goals: await loadGoals(app.store, site.id),
   });
   const steps = funnel.steps.map((s, i) => ({ ...s, ...results[i] }));
   return { funnel_id: funnel.id, name: funnel.name, window_seconds: funnel.window_seconds, steps };

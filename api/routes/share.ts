@@ -7,7 +7,7 @@ import type { RouteRegistrar } from '../route';
 const ShareOut = z.object({
   url: z.string(), slug: z.string(), label: z.string(), active: z.boolean(),
   panels: z.object(Object.fromEntries(SECTIONS.map((s) => [s, z.boolean()]))),
-  max_range_days: z.number().int(), expires_in_days: z.number().int().nullable(), days_left: z.number().int().nullable(),
+  max_range_days: z.number().int(), days_left: z.number().int().nullable(),
   created_at: z.string(), updated_at: z.string(), expires_at: z.string().nullable(), view_count: z.number().int(),
 });
 

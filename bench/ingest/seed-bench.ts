@@ -8,7 +8,7 @@ import { seedEvents } from '../../ingest/seed/seed';
 
 /**
  * How long `tally seed` takes for N events (default 10 million) on embedded chDB.
- *   node bench/ingest/run.mjs bench/ingest/seed-bench.ts [events]
+ *   node scripts/bench.mjs bench/ingest/seed-bench.ts [events]
  */
 async function main() {
   const events = Number(process.argv[2] ?? 10_000_000);

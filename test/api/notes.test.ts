@@ -25,7 +25,7 @@ describe('creating a note', () => {
     expect(res.body.meta).toEqual({ site_id: t.siteId });
     expect(res.body.data).toMatchObject({ body: 'Launched v2', granularity: 'date', author_id: t.userId });
     expect(res.body.data.created_at).toEqual(expect.any(String));
-    expect(res.body.data).not.toHaveProperty('updated_at');
+    expect(Object.keys(res.body.data).sort()).toEqual(['author_id', 'body', 'created_at', 'granularity', 'id', 'occurred_at']);
   });
 
   test.each([
@@ -74,7 +74,9 @@ describe('listing notes', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.map((n: { body: string }) => n.body)).toEqual(['c', 'b', 'a']);
     expect(res.body.meta).toEqual({ site_id: s.siteId, page: { limit: 100, offset: 0, has_more: false } });
-    expect(res.body.data[0]).toEqual(expect.objectContaining({ created_at: expect.any(String), updated_at: expect.any(String) }));
+    for (const row of res.body.data) {
+      expect(Object.keys(row).sort()).toEqual(['author_id', 'body', 'created_at', 'granularity', 'id', 'occurred_at', 'updated_at']);
+    }
   });
 
   test('a window filters by occurred_at (a backfilled note is found in its past) and adds meta.range', async () => {
@@ -161,7 +163,7 @@ describe('editing and deleting', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id, body: 'new', occurred_at: created.body.data.occurred_at });
     expect(res.body.data.updated_at).toEqual(expect.any(String));
-    expect(res.body.data).not.toHaveProperty('created_at');
+    expect(Object.keys(res.body.data).sort()).toEqual(['author_id', 'body', 'granularity', 'id', 'occurred_at', 'updated_at']);
     const moved = await svc.api('PATCH', `/sites/${t.siteId}/notes/${id}`, { token: t.token, body: { body: 'x', occurred_at: '2020-01-01T00:00:00Z' } });
     expect(moved.status).toBe(400);
     expect(moved.body.error.message).toContain('occurred_at');

@@ -128,6 +128,8 @@ test('a body that is not a JSON object is refused with a 4xx, never a 500', asyn
   const raw = (text: string, headers?: Record<string, string>) => svc.api('PATCH', siteUrl, { token: t.token, raw: text, headers });
   expect((await raw('[1,2]')).status).toBe(400);
   expect((await raw('"x"')).status).toBe(400);
+  const nul = await raw('null');
+  expect([nul.status, nul.body.error.code, nul.body.error.message]).toEqual([400, 'invalid_json', 'The request body must be a JSON object.']);
   expect((await raw('{"name":')).body.error.code).toBe('invalid_json');
   expect((await raw('name=x', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
   expect((await raw(JSON.stringify({ name: 'x'.repeat(200_000) }))).status).toBe(413);

@@ -13,7 +13,8 @@ test('the alert evaluator is scheduled as a repeatable BullMQ job every minute',
   const queue = new Queue('alerts', { connection, prefix: `${redis.prefix}:bull` });
   try {
     let scheduler: Awaited<ReturnType<Queue['getJobScheduler']>>;
-    for (let i = 0; i < 50 && !scheduler; i++) {
+    // The scheduler hash can be seen before all its fields are written: wait for `every`.
+    for (let i = 0; i < 50 && !scheduler?.every; i++) {
       scheduler = await queue.getJobScheduler('alerts:every');
       if (!scheduler) await new Promise((r) => setTimeout(r, 100));
     }

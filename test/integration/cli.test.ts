@@ -130,7 +130,7 @@ test('org, user, site and key create print exactly the documented objects; the k
 
   // The request was logged with its request id.
   await new Promise((r) => setTimeout(r, 200));
-  expect(logLines).toContainEqual(expect.objectContaining({ reqId: 'cli-round-trip', path: '/sites', status: 200, msg: 'request' }));
+  expect(logLines).toContainEqual(expect.objectContaining({ reqId: 'cli-round-trip', path: '/api/v1/sites', status: 200, msg: 'request' }));
 
   const limited = await ok(['key', 'create', '--org', org.id, '--user', user.id, '--sites', site.id, '--expires-at', '2099-01-01T00:00:00+02:00']);
   expect(limited).toMatchObject({ scopes: ['analytics:read'], sites: [site.id], expires_at: '2098-12-31T22:00:00.000Z' });

@@ -1,50 +1,55 @@
-import { randomUUID } from 'node:crypto';
 import { isoToCh } from '../../clickhouse/meta';
 import { setClock } from '../../core/clock';
+import { visitorIdFor } from '../../ingest/hash';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 
 /**
- * The funnel report over real chDB. Rows are written straight into the events and payments tables
- * (the funnel SQL is what is under test here), each visitor a scripted path.
+ * The funnel report over real chDB, with events imported through the admin command (the real
+ * ingest enrichment and sessionisation), each visitor a scripted path.
  */
 let svc: TestService;
 let t: Tenant;
 const T0 = Date.parse('2026-02-10T09:00:00Z');
-const at = (minutes: number) => isoToCh(new Date(T0 + minutes * 60_000));
+const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 const WINDOW = '?from=2026-02-01T00:00:00Z&to=2026-03-01T00:00:00Z';
+const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
+const CRAWLER = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 
-function event(visitor: number, name: string, pathname: string, minutes: number, isBot = 0) {
-  return {
-    site_id: t.siteId, ts: at(minutes), name, event_id: randomUUID(), visitor_id: visitor, session_id: visitor * 10,
-    session_start: at(minutes), is_bot: isBot, hostname: t.domain, pathname,
-  };
-}
-const view = (v: number, path: string, m: number, bot = 0) => event(v, 'pageview', path, m, bot);
-const goal = (v: number, name: string, m: number, bot = 0) => event(v, name, '/', m, bot);
+const event = (visitor: string, name: string, path: string, minutes: number, ua = UA) =>
+  JSON.stringify({ ts: at(minutes), name, url: `https://${t.domain}${path}`, visitor, user_agent: ua });
+const view = (v: string, path: string, m: number, ua = UA) => event(v, 'pageview', path, m, ua);
+const goal = (v: string, name: string, m: number, ua = UA) => event(v, name, '/', m, ua);
+const payment = (id: string, visitor: string, status: string, minutes: number) => ({
+  site_id: t.siteId, provider: 'stripe', payment_id: id, visitor_id: visitorIdFor(t.siteId, visitor), session_id: '0',
+  amount_cents: 900, refunded_cents: 0, currency: 'USD', status, paid_at: isoToCh(at(minutes)), version: 1, is_deleted: 0,
+});
 
 beforeAll(async () => {
   setClock('2026-03-05T12:00:00Z');
   svc = await startTestService();
-  t = await svc.tenant({ scopes: ['funnels:write'] });
-  const { store } = svc.running.ctx;
-  await store.insert('events', [
-    view(1, '/pricing', 0), goal(1, 'Signup', 10),
-    view(2, '/pricing', 0), goal(2, 'Signup', 30),
-    view(3, '/pricing', 0),
-    goal(4, 'Signup', 0), view(4, '/pricing', 5), // wrong order: only the first step counts
-    view(5, '/pricing', 0), goal(5, 'Signup', 2 * 24 * 60), // second step two days later
-    view(6, '/about', 0),
-    view(7, '/pricing', 0, 1), goal(7, 'Signup', 5, 1), // a crawler
-    view(8, '/pricing', 0), view(8, '/docs/api/keys', 20), // reaches the page-rule goal
-    view(9, '/pricing', -60 * 24 * 30), goal(9, 'Signup', -60 * 24 * 30 + 5), // before the window
-  ]);
-  await store.insert('payments', [
-    { site_id: t.siteId, provider: 'stripe', payment_id: 'pi_1', visitor_id: 1, amount_cents: 900, currency: 'USD', status: 'succeeded', paid_at: at(60), version: 1, is_deleted: 0 },
-    { site_id: t.siteId, provider: 'stripe', payment_id: 'pi_2', visitor_id: 2, amount_cents: 900, currency: 'USD', status: 'failed', paid_at: at(60), version: 1, is_deleted: 0 },
-  ]);
-  await store.insert('goals', [
-    { id: randomUUID(), site_id: t.siteId, name: 'Docs visit', kind: 'page', event_name: '', path_pattern: '/docs/**', revenue_signal: 0, created_at: at(0), updated_at: at(0), version: 1, is_deleted: 0 },
-  ]);
+  t = await svc.tenant({ scopes: ['funnels:write', 'goals:write'] });
+  const lines = [
+    view('v1', '/pricing', 0), goal('v1', 'Signup', 10),
+    view('v2', '/pricing', 0), goal('v2', 'Signup', 30),
+    view('v3', '/pricing', 0), goal('v3', 'checkout_completed', 20),
+    goal('v4', 'Signup', 0), view('v4', '/pricing', 5), // wrong order: only the first step counts
+    view('v5', '/pricing', 0), goal('v5', 'Signup', 2 * 24 * 60), // second step two days later
+    view('v6', '/about', 0),
+    view('v7', '/pricing', 0, CRAWLER), goal('v7', 'Signup', 5, CRAWLER), // a crawler
+    view('v8', '/pricing', 0), view('v8', '/docs/api/keys', 20), // reaches the page-rule goal
+    view('v9', '/pricing', -60 * 24 * 30), goal('v9', 'Signup', -60 * 24 * 30 + 5), // before the window
+    view('v10', '/same', 0), goal('v10', 'SameMs', 0), // two events in the same millisecond
+    view('v11', '/edge', 0), goal('v11', 'Edge', 60), view('v12', '/edge', 0), goal('v12', 'Edge', 61), // at and past an hour
+  ];
+  expect(await svc.admin('events import', { site: t.siteId }, lines.join('\n'))).toMatchObject({ imported: lines.length, rejected: 0 });
+  // Payments arrive from the provider (no endpoint posts one): written as the payment worker would.
+  await svc.running.ctx.store.insert('payments', [payment('pi_1', 'v1', 'succeeded', 60), payment('pi_2', 'v2', 'failed', 60)]);
+  for (const body of [
+    { site_id: t.siteId, name: 'Docs visit', kind: 'page', path_pattern: '/docs/**' },
+    { site_id: t.siteId, name: 'Checkout done', kind: 'event', event_name: 'checkout_completed' },
+  ]) {
+    expect((await svc.api('POST', '/goals', { token: t.token, body })).status).toBe(201);
+  }
 });
 afterAll(async () => {
   setClock(null);
@@ -90,9 +95,11 @@ test('bots are excluded unless bots=included', async () => {
   expect(visitors(await report(id, `${WINDOW}&bots=included`))).toEqual([7, 3]);
 });
 
-test('a goal step also matches rule-based page goals by name', async () => {
-  const id = await create([{ kind: 'view', value: '/pricing' }, { kind: 'goal', value: 'Docs visit' }]);
-  expect(visitors(await report(id))).toEqual([6, 1]);
+test('a goal step also matches defined goals by name: page rules by path, event goals by event name', async () => {
+  const docs = await create([{ kind: 'view', value: '/pricing' }, { kind: 'goal', value: 'Docs visit' }]);
+  expect(visitors(await report(docs))).toEqual([6, 1]);
+  const checkout = await create([{ kind: 'view', value: '/pricing' }, { kind: 'goal', match: 'starts_with', value: 'Checkout' }]);
+  expect(visitors(await report(checkout))).toEqual([6, 1]);
 });
 
 test.each([
@@ -105,6 +112,21 @@ test.each([
 ])('match %s %s on the first step reaches %d visitors', async (match, value, n) => {
   const id = await create([{ kind: 'view', match, value }, { kind: 'view', value: '/nowhere' }]);
   expect(visitors(await report(id))[0]).toBe(n);
+});
+
+test('one event never counts for two steps: a repeated or overlapping step needs another event', async () => {
+  // Every pricing visitor viewed /pricing exactly once: nobody reaches the second /pricing view.
+  const twice = await create([{ kind: 'view', value: '/pricing' }, { kind: 'view', value: '/pricing' }]);
+  expect(visitors(await report(twice))).toEqual([6, 0]);
+  // v6's single /about view matches both steps, but it is one view: v6 does not reach step 2.
+  const overlap = await create([{ kind: 'view', match: 'starts_with', value: '/' }, { kind: 'view', value: '/about' }]);
+  expect(visitors(await report(overlap))).toEqual([10, 0]);
+  // Distinct events in the same millisecond still follow each other.
+  const same = await create([{ kind: 'view', value: '/same' }, { kind: 'goal', value: 'SameMs' }]);
+  expect(visitors(await report(same))).toEqual([1, 1]);
+  // The window includes its last millisecond: an hour later still counts, a minute more does not.
+  const edge = await create([{ kind: 'view', value: '/edge' }, { kind: 'goal', value: 'Edge' }], 3600);
+  expect(visitors(await report(edge))).toEqual([2, 1]);
 });
 
 test('the window parameters are validated and events outside the window do not count', async () => {

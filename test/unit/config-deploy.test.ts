@@ -53,3 +53,12 @@ test('the image builds the bundle, runs dist/main.js and probes /healthz', () =>
   expect(dockerfile).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
   expect(dockerfile).toMatch(/FROM node:20-bookworm-slim/);
 });
+
+test('the lockfile lists every optional platform binary, so npm ci accepts it on a fresh clone', () => {
+  const lock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8'));
+  const missing = Object.values(lock.packages as Record<string, { optionalDependencies?: Record<string, string> }>)
+    .flatMap((p) => Object.keys(p.optionalDependencies ?? {}))
+    .filter((dep) => !lock.packages[`node_modules/${dep}`]);
+  // Fix with: node scripts/fix-lock-optional.js
+  expect(missing).toEqual([]);
+});

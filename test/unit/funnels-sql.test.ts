@@ -8,14 +8,18 @@ test('step conditions bind every value and never inline one', () => {
       { kind: 'goal', match: 'starts_with', value: 'Sign' },
       { kind: 'payment' },
     ],
-    [{ name: 'Signup page', path_pattern: '/welcome/**' }, { name: 'Docs', path_pattern: '/docs/**' }],
+    [
+      { name: 'Signup page', kind: 'page', event_name: '', path_pattern: '/welcome/**' },
+      { name: 'Signup done', kind: 'event', event_name: 'signup_completed', path_pattern: '' },
+      { name: 'Docs', kind: 'page', event_name: '', path_pattern: '/docs/**' },
+    ],
     params,
   );
   expect(sql).toEqual([
     "(is_payment = 0 AND name = 'pageview' AND match(pathname, {v0:String}))",
     "((is_payment = 0 AND name NOT IN ('pageview', 'exit_link', 'file_download') AND startsWith(name, {v1:String})) OR " +
-      "(is_payment = 0 AND name = 'pageview' AND match(pathname, {v2:String})))",
+      "(is_payment = 0 AND name = 'pageview' AND match(pathname, {v2:String})) OR (is_payment = 0 AND name = {v3:String}))",
     'is_payment = 1',
   ]);
-  expect(params).toEqual({ v0: "^/blog/[^/]*'; DROP TABLE x --$", v1: 'Sign', v2: '^/welcome/.*$' });
+  expect(params).toEqual({ v0: "^/blog/[^/]*'; DROP TABLE x --$", v1: 'Sign', v2: '^/welcome/.*$', v3: 'signup_completed' });
 });

@@ -5,7 +5,7 @@ import { logger } from '../../core/logger';
 import { AlertsRepo, type AlertRow, type AlertState, type FiringRow } from '../../model/alerts';
 import { TRIGGERS, conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
 import type { Store } from '../../clickhouse/store';
-import { runReport } from '../../public/reports';
+import { runReport } from '../../query';
 import type { JobDefinition, WorkerContext } from '../types';
 
 /**

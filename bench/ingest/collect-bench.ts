@@ -1,0 +1,101 @@
+import autocannon from 'autocannon';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { benchRequests } from './payloads';
+
+/**
+ * POST /api/event under load with durable acknowledgement: the built server (node dist/main.js,
+ * embedded chDB, real Redis) in one process, autocannon in this one, same machine. Reports events/s
+ * and latency of the 202s, then stops the server and counts the rows: every 202 must be stored.
+ *   node scripts/build.mjs && node scripts/bench.mjs bench/ingest/collect-bench.ts [seconds] [connections]
+ * The engine's raw insert rate for the same rows is bench/ingest/insert-bench.ts.
+ */
+const root = process.cwd();
+const seconds = Number(process.argv[2] ?? 20);
+const connections = Number(process.argv[3] ?? 64);
+
+const freePort = () => new Promise<number>((resolve) => {
+  const s = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = s.address() as net.AddressInfo;
+    s.close(() => resolve(port));
+  });
+});
+
+function admin(dataDir: string, command: string, args: Record<string, string>): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath: path.join(dataDir, 'admin.sock'), method: 'POST', path: `/${command.replace(' ', '/')}?${new URLSearchParams(args)}` },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(text))));
+      });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function waitReady(port: number): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const ok = await new Promise<boolean>((r) => http.get(`http://127.0.0.1:${port}/healthz`, (res) => { res.resume(); r(res.statusCode === 200); }).on('error', () => r(false)));
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not start');
+}
+
+function startServer(dataDir: string, httpPort: number, httpsPort: number): ChildProcess {
+  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server (on its SIGTERM exit) for inspection.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  return spawn(process.execPath, [...prof, path.join(root, 'dist', 'main.js')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, NODE_ENV: 'production', TALLY_LOG_LEVEL: 'warn', TALLY_DATA_DIR: dataDir, TALLY_HOST: '127.0.0.1',
+      TALLY_HTTP_PORT: String(httpPort), TALLY_HTTPS_PORT: String(httpsPort), TALLY_TRUST_PROXY: 'loopback', CLICKHOUSE_DATABASE: 'bench' },
+  });
+}
+
+async function load(port: number, domain: string) {
+  const reqs = benchRequests(domain, 5000);
+  let i = 0;
+  return autocannon({
+    url: `http://127.0.0.1:${port}`, connections, duration: seconds,
+    requests: [{ method: 'POST', path: '/api/event', setupRequest: (req) => ({ ...req, ...reqs[i++ % reqs.length] }) }],
+  });
+}
+
+async function main() {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tally-collect-bench-'));
+  const [httpPort, httpsPort] = [await freePort(), await freePort()];
+  const server = startServer(dataDir, httpPort, httpsPort);
+  try {
+    await waitReady(httpPort);
+    const org = await admin(dataDir, 'org create', { name: 'bench' });
+    const site = await admin(dataDir, 'site create', { org: String(org.id), domain: 'bench.example' });
+    const result = await load(httpPort, 'bench.example');
+    const stats = await admin(dataDir, 'events stats', {});
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+    const counter = path.join(root, 'dist', 'test-support', 'ingest-count.js');
+    const counted = spawnSync(process.execPath, [counter, dataDir, 'bench', String(site.id)], { encoding: 'utf8' });
+    const stored = Object.values(JSON.parse(counted.stdout || '{}') as Record<string, number>).reduce((a, b) => a + b, 0);
+    const accepted = result['2xx'];
+    console.log(JSON.stringify({
+      seconds, connections, accepted, events_per_second: Math.round(accepted / seconds), non_2xx: result.non2xx, errors: result.errors,
+      latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+      inserts: stats.batches, events_per_insert: Math.round(Number(stats.stored) / Number(stats.batches)),
+      stored_rows: stored, lost: Math.max(0, accepted - stored),
+    }, null, 2));
+  } finally {
+    if (server.exitCode === null) server.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import type { Store } from '../../clickhouse/store';
+import { nowMs } from '../../core/clock';
+import { AppError } from '../../core/errors';
+import { logger } from '../../core/logger';
+import type { RedisHandle } from '../../infra/redis';
+import type { Repos } from '../../model/repos';
+import { geoLookup, type GeoLookup } from '../enrich/geo';
+import { enrichEvent, EVENT_COLUMNS, type EnrichedEvent } from '../event';
+import { hash64 } from '../hash';
+import { DurableBatcher } from './batcher';
+import { identify, type Identity } from './identity';
+import type { EventPayload } from './payload';
+import { SaltStore } from './salts';
+import { LiveSessions } from './sessions';
+import { sessionize, type Sessionable, type SessionizedBatch } from './sessionize';
+import { SiteDirectory, type LiveSite } from './sites';
+import { IngestStats } from './stats';
+
+/**
+ * Live collection, from a parsed payload to a committed row: find the site(s), enrich, apply the
+ * site's exclusions, identify the visitor per the site's strategy, then hand the event to the
+ * durable batcher, which sessionises each batch and inserts it in one statement. The answer carries
+ * the visitor and session ids (the tracker exposes them as tally.ids() for checkout attribution).
+ */
+export interface IngestDeps {
+  store: Store;
+  repos: Repos;
+  redis: RedisHandle;
+  geoipDb?: string;
+}
+
+export interface ClientInfo {
+  ip: string;
+  userAgent: string;
+  /** The request carried an Origin header: a browser, which can keep a first-party token. */
+  fromBrowser: boolean;
+}
+
+export interface CollectResult {
+  visitor_id: string;
+  session_id: string;
+  /** The first-party token the tracker keeps (first_party_cookie sites only). */
+  visitor?: string;
+}
+
+interface Pending extends Sessionable {
+  token?: string;
+}
+
+/** Plausible's built-in event names, accepted as ours. */
+const PLAUSIBLE_NAMES: Record<string, string> = { 'Outbound Link: Click': 'exit_link', 'File Download': 'file_download' };
+const LINK_EVENTS = new Set(['exit_link', 'file_download']);
+
+export const MAX_PENDING = 20_000;
+const MAX_BATCH = 5_000;
+/**
+ * One insert at a time. Measured: chDB runs concurrent inserts one after another (4 concurrent took as
+ * long as 4 sequential), so a second insert in flight only halves the batches and doubles the fixed
+ * per-insert cost of the views on events; over 5 alternating pairs one-in-flight won every time
+ * (median ~1,680 vs ~1,375 events/s, p50 ~200 vs ~260 ms on the loaded machine).
+ */
+const MAX_IN_FLIGHT = 1;
+
+export class Collector {
+  readonly stats = new IngestStats();
+  private readonly sites: SiteDirectory;
+  private readonly salts: SaltStore;
+  private readonly sessions: LiveSessions;
+  private readonly geo: GeoLookup;
+  private readonly batcher: DurableBatcher<Pending, CollectResult>;
+
+  constructor(private readonly deps: IngestDeps) {
+    this.sites = new SiteDirectory(deps.repos);
+    this.salts = new SaltStore(deps.redis);
+    this.sessions = new LiveSessions(deps.redis);
+    this.geo = geoLookup(deps.geoipDb);
+    this.batcher = new DurableBatcher((items) => this.write(items), { maxPending: MAX_PENDING, maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
+  }
+
+  async collect(payload: EventPayload, client: ClientInfo): Promise<CollectResult> {
+    this.stats.received++;
+    const tsMs = nowMs();
+    const sites = await Promise.all(payload.domains.map((d) => this.sites.peek(d) ?? this.sites.lookup(d)));
+    const known = sites.filter((s): s is LiveSite => s !== null);
+    if (known.length === 0) {
+      this.stats.dropped.unknown_domain++;
+      return decoyIds();
+    }
+    const results = await Promise.all(known.map((live) => this.collectFor(live, payload, client, tsMs)));
+    return results.find((r) => r !== null) ?? decoyIds();
+  }
+
+  private async collectFor(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult | null> {
+    const event = this.enrich(live, p, client, tsMs);
+    const dropped = live.exclusions.check(event);
+    if (dropped) {
+      this.stats.dropped[dropped]++;
+      return null;
+    }
+    const identity: Identity = await identify(this.salts, {
+      strategy: live.site.session_strategy, siteId: live.site.id, ip: client.ip, userAgent: client.userAgent,
+      token: p.visitor, fromBrowser: client.fromBrowser, nowMs: tsMs,
+    });
+    try {
+      return await this.batcher.submit({ event, identity, tsMs, token: identity.token });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'overloaded') this.stats.overloaded++;
+      else this.stats.failed++;
+      throw err;
+    }
+  }
+
+  private enrich(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): EnrichedEvent {
+    const name = PLAUSIBLE_NAMES[p.name] ?? p.name;
+    const props = { ...p.props };
+    let link: string | undefined;
+    if (LINK_EVENTS.has(name) && props.url) {
+      // Plausible's convention: the link target travels as props.url.
+      link = props.url.slice(0, 4096);
+      delete props.url;
+    }
+    return enrichEvent(
+      { ts: new Date(tsMs), name, url: p.url, hashMode: p.hashMode, referrer: p.referrer, userAgent: client.userAgent,
+        ip: client.ip, link, valueCents: p.valueCents, props },
+      live.site, this.geo,
+    );
+  }
+
+  private sessionTurn: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Batches are sessionised one after another (load, assign, save), so a batch always sees the
+   * sessions the previous one opened; only the inserts overlap.
+   */
+  private sessionizeInTurn(items: Pending[]): Promise<SessionizedBatch> {
+    const turn = this.sessionTurn.then(async () => {
+      const keys = [...new Set(items.flatMap((i) => i.identity.candidates.map((c) => c.key)))];
+      const batch = sessionize(items, await this.sessions.load(keys));
+      await this.sessions.save(batch.dirty);
+      return batch;
+    });
+    this.sessionTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** One batch: sessionise in turn, then one insert. */
+  private async write(items: Pending[]): Promise<CollectResult[]> {
+    const { rows, ids } = await this.sessionizeInTurn(items);
+    // Positional rows: ClickHouse parses them about a third faster than keyed JSON objects.
+    await this.deps.store.client.insert({
+      table: this.deps.store.table('events'), values: rows, format: 'JSONCompactEachRow', columns: [...EVENT_COLUMNS],
+    });
+    this.stats.stored += rows.length;
+    this.stats.batches++;
+    return ids.map((r, i) => (items[i].token ? { ...r, visitor: items[i].token } : r));
+  }
+
+  get pending(): number {
+    return this.batcher.pending;
+  }
+
+  /** Graceful shutdown: refuse new events, write every accepted one. */
+  async close(): Promise<void> {
+    await this.batcher.close();
+    this.sites.close();
+    logger.info({ stats: this.stats.snapshot() }, 'ingest flushed');
+  }
+}
+
+/** Answers for events not stored look like real ones, so responses reveal no site's existence. */
+function decoyIds(): CollectResult {
+  const r = randomBytes(16).toString('hex');
+  return { visitor_id: hash64('decoy-v', r), session_id: hash64('decoy-s', r) };
+}

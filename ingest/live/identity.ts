@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { SessionStrategy } from '../../core/domain';
+import { hash64, visitorIdFor } from '../hash';
+import { DAILY, SESSION_WINDOW, type SaltStore } from './salts';
+
+/**
+ * Who a live event's visitor is, per the site's session strategy (PRODUCT.md §3):
+ * - first_party_cookie: the token the tracker keeps for a year (issued by us on the first hit from a
+ *   browser, returned in the response); returning visitors are real.
+ * - salted_hash: hash(daily salt, site, IP, user agent): unique per day, nothing stored on the device.
+ * - cookieless_strict: hash(30-minute salt, site, truncated IP, user agent): no identifier outlives
+ *   a session.
+ * `candidates` lists identities a continuing session may be filed under: the current period's first,
+ * then the previous period's, so a session crossing midnight (or a window boundary) is not cut.
+ */
+export interface Identity {
+  candidates: { key: string; visitorId: string }[];
+  /**
+   * first_party_cookie only: the token in use (received or newly issued), echoed to the tracker so it
+   * keeps (and refreshes) its cookie; its absence tells the tracker to delete any cookie it holds.
+   */
+  token?: string;
+}
+
+export interface IdentityInput {
+  strategy: SessionStrategy;
+  siteId: string;
+  ip: string;
+  userAgent: string;
+  token?: string;
+  /** The request came from a browser (it sent Origin), so a first-party token can be kept. */
+  fromBrowser: boolean;
+  nowMs: number;
+}
+
+/** /24 for IPv4, /48 for IPv6: enough to tell networks apart, not households. */
+export function truncateIp(ip: string): string {
+  const v4 = /^(?:::ffff:)?(\d+)\.(\d+)\.(\d+)\.\d+$/i.exec(ip);
+  if (v4) return `${v4[1]}.${v4[2]}.${v4[3]}.0`;
+  if (isIP(ip) !== 6) return '';
+  const [head] = ip.toLowerCase().split('::');
+  const groups = head.split(':').filter(Boolean).slice(0, 3);
+  while (groups.length < 3) groups.push('0');
+  return groups.join(':') + '::';
+}
+
+const TOKEN_RE = /^[A-Za-z0-9_-]{8,64}$/;
+export const isValidToken = (t: unknown): t is string => typeof t === 'string' && TOKEN_RE.test(t);
+
+async function saltedCandidates(salts: SaltStore, i: IdentityInput, strict: boolean) {
+  const kind = strict ? SESSION_WINDOW : DAILY;
+  const period = Math.floor(i.nowMs / kind.periodMs);
+  const ip = strict ? truncateIp(i.ip) : i.ip;
+  const id = (salt: string) => hash64(kind.name, salt, i.siteId, ip, i.userAgent);
+  const out = [{ key: '', visitorId: id(await salts.salt(kind, period, i.nowMs)) }];
+  const previous = await salts.existing(kind, period - 1, i.nowMs);
+  if (previous) out.push({ key: '', visitorId: id(previous) });
+  return out.map((c) => ({ ...c, key: `${i.siteId}:${c.visitorId}` }));
+}
+
+export async function identify(salts: SaltStore, i: IdentityInput): Promise<Identity> {
+  if (i.strategy === 'first_party_cookie') {
+    if (isValidToken(i.token)) return { candidates: [firstParty(i.siteId, i.token)], token: i.token };
+    if (i.fromBrowser) {
+      const token = randomBytes(12).toString('base64url');
+      return { candidates: [firstParty(i.siteId, token)], token };
+    }
+    // A server-side sender without a token: fall back to the daily salted hash.
+  }
+  return { candidates: await saltedCandidates(salts, i, i.strategy === 'cookieless_strict') };
+}
+
+function firstParty(siteId: string, token: string) {
+  const visitorId = visitorIdFor(siteId, token);
+  return { key: `${siteId}:${visitorId}`, visitorId };
+}

@@ -1,0 +1,87 @@
+import { MAX_NAME, parseProps, parseValueCents } from '../props';
+import { parseHttpUrl } from '../enrich/url';
+
+/**
+ * The body of POST /api/event: Plausible's event payload, long or short field names (`name`/`n`,
+ * `url`/`u`, `domain`/`d`, `referrer`/`r`, `props`/`p`, hash mode `h`), plus `value_cents` and
+ * `visitor` (the first-party token). `props` may also be a JSON-encoded string, as older Plausible
+ * trackers send it. `domain` may list several sites separated by commas (Plausible's roll-up); it
+ * defaults to the URL's hostname without `www.`. Unknown fields are ignored. Every refusal names
+ * the field.
+ */
+export interface EventPayload {
+  name: string;
+  url: URL;
+  domains: string[];
+  referrer?: string;
+  props: Record<string, string>;
+  valueCents?: number;
+  visitor?: string;
+  hashMode: boolean;
+}
+
+const MAX_DOMAINS = 10;
+type Obj = Record<string, unknown>;
+
+const pick = (o: Obj, long: string, short: string): unknown => (o[long] !== undefined ? o[long] : o[short]);
+
+function requiredString(o: Obj, long: string, short: string): string | { error: string } {
+  const v = pick(o, long, short);
+  if (v === undefined || v === null || v === '') return { error: `${long} is required` };
+  if (typeof v !== 'string') return { error: `${long} must be a string` };
+  return v;
+}
+
+function optionalString(o: Obj, long: string, short: string, max: number): string | undefined | { error: string } {
+  const v = pick(o, long, short);
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') return { error: `${long} must be a string` };
+  return v.slice(0, max);
+}
+
+function propsOf(o: Obj): Record<string, string> | string {
+  let v = pick(o, 'props', 'p');
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      return 'props must be an object (or a JSON-encoded object)';
+    }
+  }
+  return parseProps(v);
+}
+
+function domainsOf(o: Obj, url: URL): string[] | string {
+  const d = optionalString(o, 'domain', 'd', 2000);
+  if (typeof d === 'object') return d.error;
+  const list = (d ?? url.hostname.replace(/^www\./, '')).split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  if (list.length === 0) return 'domain must name a site';
+  if (list.length > MAX_DOMAINS) return `domain lists at most ${MAX_DOMAINS} sites`;
+  return [...new Set(list)];
+}
+
+const isError = (v: unknown): v is { error: string } => typeof v === 'object' && v !== null && 'error' in v;
+
+export function parsePayload(body: unknown): EventPayload | string {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object';
+  const o = body as Obj;
+  const name = requiredString(o, 'name', 'n');
+  if (isError(name)) return name.error;
+  if (name.length > MAX_NAME) return `name is longer than ${MAX_NAME} characters`;
+  const rawUrl = requiredString(o, 'url', 'u');
+  if (isError(rawUrl)) return rawUrl.error;
+  const url = parseHttpUrl(rawUrl, 'url');
+  if (typeof url === 'string') return url;
+  const domains = domainsOf(o, url);
+  if (typeof domains === 'string') return domains;
+  const referrer = optionalString(o, 'referrer', 'r', 4096);
+  if (isError(referrer)) return referrer.error;
+  const visitor = optionalString(o, 'visitor', 'visitor', 100);
+  if (isError(visitor)) return visitor.error;
+  const props = propsOf(o);
+  if (typeof props === 'string') return props;
+  const valueCents = parseValueCents(o.value_cents);
+  if (typeof valueCents === 'string') return valueCents;
+  const h = pick(o, 'hash_mode', 'h');
+  return { name, url, domains, referrer, props, valueCents, visitor, hashMode: h === 1 || h === true };
+}

@@ -1,0 +1,177 @@
+import https from 'node:https';
+import { setClock } from '../../core/clock';
+import { collectorOf } from '../../ingest/live/module';
+import { startTestService, type TestService } from '../support/harness';
+import { request, type HttpResult } from '../support/http';
+
+/** POST /api/event over real HTTPS: the contract of PRODUCT.md §3 and the issue's refusals. */
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ TALLY_TRUST_PROXY: 'loopback' });
+});
+afterAll(async () => {
+  setClock(null);
+  await svc.stop();
+});
+
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+
+function post(body: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
+  return request('POST', `${svc.base}/api/event`, {
+    raw: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': 'application/json', 'user-agent': CHROME, ...headers },
+  });
+}
+
+interface Row { name: string; pathname: string; hostname: string; referrer: string; channel: string; country: string; city: string;
+  browser: string; device: string; is_bot: number; bot_kind: string; crawler_name: string; crawler_operator: string; link: string;
+  props: Record<string, string>; value_cents: number; visitor_id: string; session_id: string; session_start: string; entry_path: string; utm_source: string }
+
+async function rows(siteId: string): Promise<Row[]> {
+  const store = svc.running.ctx.store;
+  return store.query<Row>(
+    `SELECT name, pathname, hostname, referrer, channel, country, city, browser, device, is_bot, bot_kind, crawler_name, crawler_operator,
+            link, props, value_cents, toString(visitor_id) AS visitor_id, toString(session_id) AS session_id, session_start, entry_path, utm_source
+     FROM ${store.table('events')} WHERE site_id = {s:UUID} ORDER BY ts, event_id`, { s: siteId });
+}
+
+describe('accepted events', () => {
+  test('the Plausible payload, long and short names, is stored enriched and answered 202 after the insert', async () => {
+    const t = await svc.tenant({ domain: 'collect.example' });
+    const long = await post({ name: 'pageview', url: 'https://collect.example/pricing?utm_source=newsletter&utm_medium=email', domain: 'collect.example',
+      referrer: 'https://www.google.com/' }, { 'x-forwarded-for': '81.2.69.160' });
+    expect(long.status).toBe(202);
+    expect(long.body).toEqual({ visitor_id: expect.stringMatching(/^\d+$/), session_id: expect.stringMatching(/^\d+$/) });
+    expect(long.headers['access-control-allow-origin']).toBe('*');
+    const short = await post({ n: 'Signup', u: 'https://collect.example/pricing', d: 'collect.example', p: { plan: 'pro', seats: 2 }, value_cents: 4900 },
+      { 'x-forwarded-for': '81.2.69.160' });
+    expect(short.status).toBe(202);
+    expect(short.body.visitor_id).toBe(long.body.visitor_id);
+    const [a, b] = await rows(t.siteId);
+    expect(a).toMatchObject({ name: 'pageview', pathname: '/pricing', hostname: 'collect.example', referrer: 'google.com', channel: 'Email',
+      utm_source: 'newsletter', country: 'GB', city: 'London', browser: 'Chrome', device: 'Desktop', is_bot: 0 });
+    // The second event of the session carries the first one's attributes.
+    expect(b).toMatchObject({ name: 'Signup', props: { plan: 'pro', seats: '2' }, value_cents: 4900, channel: 'Email', referrer: 'google.com',
+      session_id: a.session_id, session_start: a.session_start, entry_path: '/pricing' });
+  });
+
+  test('a server-side forwarder reports a crawler through User-Agent and X-Forwarded-For', async () => {
+    const t = await svc.tenant({ domain: 'crawled.example' });
+    const res = await post({ name: 'pageview', url: 'https://crawled.example/docs/api' }, {
+      'user-agent': 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)',
+      'x-forwarded-for': '2001:4860:4860::8888',
+    });
+    expect(res.status).toBe(202);
+    const [r] = await rows(t.siteId);
+    expect(r).toMatchObject({ is_bot: 1, bot_kind: 'ai_training', crawler_name: 'GPTBot', crawler_operator: 'OpenAI', country: 'CA' });
+  });
+
+  test('outbound clicks and downloads keep their target in link (Plausible names accepted too)', async () => {
+    const t = await svc.tenant({ domain: 'links.example' });
+    await post({ n: 'exit_link', u: 'https://links.example/', d: 'links.example', p: { url: 'https://github.com/x' } });
+    await post({ n: 'File Download', u: 'https://links.example/', d: 'links.example', p: { url: 'https://links.example/a.pdf' } });
+    const r = await rows(t.siteId);
+    expect(r.map((x) => [x.name, x.link, x.props])).toEqual([
+      ['exit_link', 'https://github.com/x', {}],
+      ['file_download', 'https://links.example/a.pdf', {}],
+    ]);
+  });
+
+  test('a domain list records the event on each known site; props may be a JSON string', async () => {
+    const a = await svc.tenant({ domain: 'roll.example' });
+    const b = await svc.tenant({ domain: 'app.roll.example' });
+    const res = await post({ n: 'pageview', u: 'https://app.roll.example/', d: 'roll.example,app.roll.example,nobody.example', p: '{"k":"v"}' });
+    expect(res.status).toBe(202);
+    expect((await rows(a.siteId))[0].props).toEqual({ k: 'v' });
+    expect(await rows(b.siteId)).toHaveLength(1);
+  });
+
+  test('an unknown domain is answered 202 like any other, dropped and counted', async () => {
+    const before = collectorOf(svc.running.ctx)!.stats.dropped.unknown_domain;
+    const res = await post({ n: 'pageview', u: 'https://nobody-here.example/', d: 'nobody-here.example' });
+    expect(res.status).toBe(202);
+    expect(Object.keys(res.body).sort()).toEqual(['session_id', 'visitor_id']);
+    expect(collectorOf(svc.running.ctx)!.stats.dropped.unknown_domain).toBe(before + 1);
+    const stats = await svc.admin('events stats', {});
+    expect(stats.dropped.unknown_domain).toBe(before + 1);
+  });
+
+  test('concurrent requests share ClickHouse inserts', async () => {
+    const t = await svc.tenant({ domain: 'burst.example' });
+    const stats = collectorOf(svc.running.ctx)!.stats;
+    const [stored, batches] = [stats.stored, stats.batches];
+    const results = await Promise.all(Array.from({ length: 150 }, (_, i) =>
+      post({ n: 'pageview', u: `https://burst.example/p/${i}` }, { 'x-forwarded-for': `10.0.${i % 7}.${i}` })));
+    expect(results.every((r) => r.status === 202)).toBe(true);
+    expect(await rows(t.siteId)).toHaveLength(150);
+    expect(stats.stored - stored).toBe(150);
+    expect(stats.batches - batches).toBeLessThan(150);
+  });
+
+  test('CORS preflight is answered', async () => {
+    const res = await request('OPTIONS', `${svc.base}/api/event`, { headers: { origin: 'https://x.example', 'access-control-request-method': 'POST' } });
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-allow-methods']).toContain('POST');
+  });
+
+  test('the plain HTTP port collects too (sites served over http)', async () => {
+    const t = await svc.tenant({ domain: 'plain.example' });
+    const res = await request('POST', `${svc.plainBase}/api/event`, { raw: JSON.stringify({ n: 'pageview', u: 'http://plain.example/' }),
+      headers: { 'content-type': 'text/plain' } });
+    expect(res.status).toBe(202);
+    expect(await rows(t.siteId)).toHaveLength(1);
+  });
+});
+
+describe('refusals', () => {
+  const ok = { n: 'pageview', u: 'https://refuse.example/', d: 'refuse.example' };
+  test.each([
+    ['malformed JSON', '{"n": "pageview",', 400, 'invalid_json', 'not valid JSON'],
+    ['a body that is not an object', '[1,2]', 400, 'invalid_request', 'JSON object'],
+    ['a missing name', { u: 'https://refuse.example/' }, 400, 'invalid_request', 'name is required'],
+    ['a missing url', { n: 'pageview' }, 400, 'invalid_request', 'url is required'],
+    ['a relative url', { n: 'pageview', u: '/x' }, 400, 'invalid_request', 'url must be an absolute URL'],
+    ['a non-http url', { n: 'pageview', u: 'javascript:alert(1)' }, 400, 'invalid_request', 'url must be an http or https URL'],
+    ['a non-string name', { ...ok, n: 7 }, 400, 'invalid_request', 'name must be a string'],
+    ['a non-string referrer', { ...ok, r: 5 }, 400, 'invalid_request', 'referrer must be a string'],
+    ['props of the wrong type', { ...ok, p: [1] }, 400, 'invalid_request', 'props must be an object'],
+    ['a nested prop', { ...ok, p: { a: { b: 1 } } }, 400, 'invalid_request', 'props.a'],
+    ['a fractional value_cents', { ...ok, value_cents: 1.5 }, 400, 'invalid_request', 'value_cents'],
+    ['a string value_cents', { ...ok, value_cents: '100' }, 400, 'invalid_request', 'value_cents'],
+  ])('%s is a 400 naming the problem', async (_label, body, status, code, message) => {
+    const res = await post(body);
+    expect(res.status).toBe(status);
+    expect(res.body.error.code).toBe(code);
+    expect(res.body.error.message).toContain(message);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  test('a body above 16 KB is 413', async () => {
+    const res = await post({ ...ok, p: { big: 'x'.repeat(17 * 1024) } });
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('payload_too_large');
+  });
+
+  test('a chunked body (no Content-Length) growing past 16 KB is 413', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = https.request(`${svc.base}/api/event`, { method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'text/plain' } },
+        (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+      req.on('error', reject);
+      for (let i = 0; i < 20; i++) req.write('x'.repeat(1024));
+      req.end();
+    });
+    expect(status).toBe(413);
+  });
+
+  test('other content types are 415', async () => {
+    const res = await post('n=pageview', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe('unsupported_media_type');
+  });
+
+  test('other methods are 405', async () => {
+    const res = await request('GET', `${svc.base}/api/event`);
+    expect(res.status).toBe(405);
+  });
+});

@@ -1,0 +1,87 @@
+import { setClock } from '../../core/clock';
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+import { request } from '../support/http';
+import { boardFixture } from './share-fixture';
+
+/**
+ * What the public board feed and the widget feed carry: only enabled sections, no money unless
+ * published, and the same figures the API gives for the same window.
+ */
+let svc: TestService;
+let t: Tenant;
+const NOW = '2026-03-10T15:00:00Z';
+
+beforeAll(async () => {
+  setClock(NOW);
+  svc = await startTestService();
+  t = await svc.tenant({ scopes: ['settings:write', 'analytics:read', 'funnels:write', 'goals:write'] });
+  await boardFixture(svc, t);
+});
+afterAll(async () => {
+  setClock(null);
+  await svc.stop();
+});
+
+const feed = (slug: string, qs = '') => request('GET', `${svc.base}/share/${slug}/data${qs}`);
+const api = async (path: string) => {
+  const res = await svc.api('GET', `/sites/${t.siteId}${path}`, { token: t.token });
+  expect(res.status).toBe(200);
+  return res.body.data;
+};
+
+test('only enabled sections are sent; with revenue off no money field appears anywhere', async () => {
+  const board = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { geo: false, heatmap: false, keywords: false } })).body.data;
+  const res = await feed(board.slug, '?period=last7d');
+  expect(res.status).toBe(200);
+  const d = res.body.data;
+  expect(d.panels).toEqual(['tech', 'goals', 'pages', 'funnel', 'sources', 'ai_panel', 'channel_quality', 'imported_history']);
+  expect(Object.keys(d.sections).sort()).toEqual([...d.panels].sort());
+  expect(res.text).not.toMatch(/revenue_cents|revenue_per_visitor_cents|"payments"|goal_value_cents/);
+  expect(d.sections).not.toHaveProperty('geo');
+});
+
+test('figures match the API for the same window', async () => {
+  const board = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { geo: true, heatmap: true, keywords: true, revenue: true } })).body.data;
+  const d = (await feed(board.slug, '?period=last7d')).body.data;
+  const window = '?period=last7d&tz=UTC';
+  const overview = await api(`/overview${window}`);
+  expect(d.summary).toEqual(overview);
+  expect(overview.visitors).toBeGreaterThan(0);
+  expect(overview.revenue_cents).toBe(4200);
+  expect(d.timeseries.map((r: { visitors: number }) => r.visitors)).toEqual((await api(`/timeseries${window}`)).map((r: { visitors: number }) => r.visitors));
+  const countries = await api(`/breakdowns/country${window}&limit=10`);
+  expect(d.sections.geo.countries).toEqual(countries);
+  expect(countries.map((c: { label: string }) => c.label)).toEqual(expect.arrayContaining(['DE', 'US']));
+  expect(d.sections.heatmap.cells).toEqual(await api(`/heatmap${window}`));
+  expect(d.sections.revenue).toMatchObject({ revenue_cents: 4200, payments: 1, currency: 'USD' });
+  expect(d.sections.pages.pages).toEqual(await api(`/breakdowns/path${window}&limit=10`));
+  expect(d.sections.funnel.funnels).toHaveLength(1);
+  expect(d.sections.funnel.funnels[0].steps.map((s: { visitors: number }) => s.visitors)).toEqual([3, 2]);
+  expect(d.sections.keywords).toEqual({ available: false, message: expect.any(String) });
+  expect(d.sections.ai_panel.assistants.map((r: { label: string }) => r.label)).toEqual(['chatgpt.com']);
+  expect(d.sections.ai_panel.crawler_views).toBe(1);
+  expect(d.sections.channel_quality.channels.length).toBeGreaterThan(0);
+});
+
+test('the widget feed: online uses the 10-minute window; revenue only with publish_revenue', async () => {
+  const on = await svc.api('PUT', `/sites/${t.siteId}/widget`, { token: t.token, body: { enabled: true, type: 'realtime', metric: 'online' } });
+  expect(on.status).toBe(200);
+  const slug = on.body.data.slug;
+  const online = (await request('GET', `${svc.base}/widget/${slug}.json`)).body.data;
+  const realtime10 = await api('/realtime?minutes=10');
+  const realtime30 = await api('/realtime?minutes=30');
+  expect(realtime10.visitors).not.toBe(realtime30.visitors); // the fixture makes the two windows differ
+  expect(online).toMatchObject({ label: 'Online now', value: realtime10.visitors, type: 'realtime', metric: 'online' });
+  expect(online.series).toHaveLength(30);
+  expect(online).not.toHaveProperty('revenue');
+
+  await svc.api('PUT', `/sites/${t.siteId}/widget`, { token: t.token, body: { type: 'analytics', metric: 'views' } });
+  const views = (await request('GET', `${svc.base}/widget/${slug}.json`)).body.data;
+  const overview = await api('/overview?period=last30d&tz=UTC');
+  expect(views).toMatchObject({ value: overview.views, unit: 'count' });
+  expect(views.series).toHaveLength(30);
+
+  await svc.api('PUT', `/sites/${t.siteId}/widget`, { token: t.token, body: { type: 'revenue', publish_revenue: true } });
+  const money = (await request('GET', `${svc.base}/widget/${slug}.json`)).body.data;
+  expect(money).toMatchObject({ unit: 'money', value: 4200, revenue: { revenue_cents: 4200, currency: 'USD' } });
+});

@@ -1,0 +1,155 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { visitorIdFor } from '../../ingest/hash';
+import { gzipSync } from 'node:zlib';
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+import { request } from '../support/http';
+
+/**
+ * The tracker in headless Chromium against a real Tally: pages are served by a tiny HTTP server under
+ * made-up hostnames that Chromium resolves to 127.0.0.1, the script and the collection endpoint come
+ * from Tally's plain HTTP port, rows are read back from ClickHouse.
+ */
+let svc: TestService;
+let browser: Browser;
+let pages: http.Server;
+let pagePort = 0;
+let shop: Tenant;
+let cookie: Tenant;
+
+const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+
+function html(domain: string, extra = ''): string {
+  return `<!doctype html><html><head><title>t</title>
+<script>window.tally=window.tally||function(){(tally.q=tally.q||[]).push(arguments)}</script>
+<script defer data-domain="${domain}" ${extra} src="http://127.0.0.1:${svc.running.httpPort}/js/tally.js"></script></head>
+<body><a id="out" href="https://external.example/path">out</a> <a id="pdf" href="/files/report.pdf">pdf</a>
+<button id="spa" onclick="history.pushState({}, '', '/spa/next')">next</button></body></html>`;
+}
+
+beforeAll(async () => {
+  svc = await startTestService();
+  shop = await svc.tenant({ domain: 'shop.test' });
+  cookie = await svc.tenant({ domain: 'cookie.test', scopes: ['settings:write'] });
+  pages = http.createServer((req, res) => {
+    const host = (req.headers.host ?? '').split(':')[0];
+    if (req.url?.startsWith('/files/')) return void res.writeHead(204).end();
+    const extra = new URL(req.url ?? '/', 'http://x').searchParams.get('attrs') ?? 'data-allow-automation';
+    res.writeHead(200, { 'content-type': 'text/html' }).end(html(host === '127.0.0.1' ? 'shop.test' : host, extra));
+  });
+  await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
+  pagePort = (pages.address() as AddressInfo).port;
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--host-resolver-rules=MAP shop.test 127.0.0.1, MAP cookie.test 127.0.0.1, MAP external.example 127.0.0.1'],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((r) => pages?.close(r));
+  await svc?.stop();
+});
+
+interface Row { name: string; pathname: string; link: string; props: Record<string, string>; value_cents: number; visitor_id: string;
+  session_id: string; browser: string; referrer: string }
+
+async function rows(siteId: string): Promise<Row[]> {
+  const store = svc.running.ctx.store;
+  return store.query<Row>(`SELECT name, pathname, link, props, value_cents, toString(visitor_id) AS visitor_id, toString(session_id) AS session_id,
+    browser, referrer FROM ${store.table('events')} WHERE site_id = {s:UUID} ORDER BY ts, event_id`, { s: siteId });
+}
+
+async function waitForRows(siteId: string, n: number): Promise<Row[]> {
+  for (let i = 0; i < 200; i++) {
+    const r = await rows(siteId);
+    if (r.length >= n) return r;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  return rows(siteId);
+}
+
+async function open(host: string, path = '/', query = ''): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ userAgent: UA });
+  const page = await context.newPage();
+  await page.goto(`http://${host}:${pagePort}${path}${query}`);
+  await page.waitForFunction(() => typeof (window as unknown as { tally: { ids?: unknown } }).tally.ids === 'function');
+  return { context, page };
+}
+
+const ids = (page: Page) => page.evaluate(() => (window as unknown as { tally: { ids(): Promise<{ visitor_id: string; session_id: string }> } }).tally.ids());
+
+test('pageview, SPA navigation, custom event, outbound click and download; no cookie or storage on a cookieless site', async () => {
+  const { context, page } = await open('shop.test', '/landing');
+  await page.click('#spa');
+  await page.goBack(); // popstate back to /landing
+  await page.evaluate(() => (window as unknown as { tally(n: string, o: object): void }).tally('Signup', { props: { plan: 'pro' }, value_cents: 4900 }));
+  const known = await ids(page);
+  await page.click('#pdf');
+  // The site's strategy is salted_hash (the default): nothing written on the device.
+  const storage = await page.evaluate(() => ({ cookie: document.cookie, local: localStorage.length, session: sessionStorage.length }));
+  expect(storage).toEqual({ cookie: '', local: 0, session: 0 });
+  await page.click('#out');
+  const r = await waitForRows(shop.siteId, 6);
+  expect(r.map((x) => [x.name, x.pathname])).toEqual([
+    ['pageview', '/landing'], ['pageview', '/spa/next'], ['pageview', '/landing'], ['Signup', '/landing'],
+    ['file_download', '/landing'], ['exit_link', '/landing'],
+  ]);
+  expect(r[3]).toMatchObject({ props: { plan: 'pro' }, value_cents: 4900 });
+  expect(r[4].link).toBe(`http://shop.test:${pagePort}/files/report.pdf`);
+  expect(r[5].link).toBe('https://external.example/path');
+  expect(new Set(r.map((x) => x.session_id)).size).toBe(1);
+  expect(known).toEqual({ visitor_id: r[0].visitor_id, session_id: r[0].session_id });
+  expect(r[0].browser).toBe('Chrome');
+
+  expect(await context.cookies()).toEqual([]);
+  await context.close();
+});
+
+test('a first_party_cookie site keeps a token for a year; a strategy change removes it without a snippet edit', async () => {
+  await svc.api('PATCH', `/sites/${cookie.siteId}/settings`, { token: cookie.token, body: { session_strategy: 'first_party_cookie' } });
+  const { context, page } = await open('cookie.test');
+  const first = await ids(page);
+  const [jar] = await context.cookies();
+  expect(jar).toMatchObject({ name: 'tally_vid', domain: 'cookie.test' });
+  expect(jar.expires - Date.now() / 1000).toBeGreaterThan(360 * 86400);
+  expect(first.visitor_id).toBe(visitorIdFor(cookie.siteId, jar.value));
+
+  await page.goto(`http://cookie.test:${pagePort}/again`);
+  expect((await ids(page)).visitor_id).toBe(first.visitor_id);
+
+  await svc.api('PATCH', `/sites/${cookie.siteId}/settings`, { token: cookie.token, body: { session_strategy: 'salted_hash' } });
+  await page.goto(`http://cookie.test:${pagePort}/after-change`);
+  await ids(page);
+  expect(await context.cookies()).toEqual([]);
+  await context.close();
+});
+
+test('localhost pages and automated browsers are ignored unless asked', async () => {
+  const before = (await rows(shop.siteId)).length;
+  const local = await open('127.0.0.1', '/local', '?attrs=data-allow-automation');
+  await ids(local.page);
+  const automated = await open('shop.test', '/automated', '?attrs=');
+  await ids(automated.page);
+  const asked = await open('127.0.0.1', '/asked', '?attrs=data-allow-automation%20data-allow-localhost');
+  await ids(asked.page);
+  await Promise.all([local.context.close(), automated.context.close(), asked.context.close()]);
+  const after = await rows(shop.siteId);
+  // Only the page that opted in to both was counted (its hostname is not the site's, so it is
+  // dropped by the allowed-hostnames rule; the request itself is what we check for).
+  expect(after.length).toBe(before);
+  const stats = await svc.admin('events stats', {});
+  expect(stats.dropped.hostname_not_allowed).toBe(1);
+});
+
+test('GET /js/tally.js serves the built tracker, under 2 KB gzipped, with an ETag', async () => {
+  const url = `${svc.plainBase}/js/tally.js`;
+  const res = await request('GET', url);
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toContain('application/javascript');
+  expect(gzipSync(Buffer.from(res.text)).length).toBeLessThan(2048);
+  const again = await request('GET', url, { headers: { 'if-none-match': String(res.headers.etag) } });
+  expect(again.status).toBe(304);
+});

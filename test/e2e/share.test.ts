@@ -1,0 +1,92 @@
+import { existsSync } from 'node:fs';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { setClock } from '../../core/clock';
+import { boardFixture } from '../api/share-fixture';
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+import { collectErrors, launchBrowser, screenshot } from './share-browser';
+
+/** The public share board drawn in headless Chromium: what is on the page, and what is not. */
+let svc: TestService;
+let t: Tenant;
+let browser: Browser;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  setClock('2026-03-10T15:00:00Z');
+  svc = await startTestService();
+  t = await svc.tenant({ scopes: ['settings:write', 'analytics:read', 'funnels:write', 'goals:write'] });
+  await boardFixture(svc, t);
+  browser = await launchBrowser();
+  context = await browser.newContext({ ignoreHTTPSErrors: true, timezoneId: 'UTC', viewport: { width: 1200, height: 900 } });
+});
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  setClock(null);
+  await svc.stop();
+});
+
+const api = async (path: string) => (await svc.api('GET', `/sites/${t.siteId}${path}`, { token: t.token })).body.data;
+const fmt = (n: number) => new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(n);
+
+test('the board draws exactly its enabled panels with the API figures, and switches period', async () => {
+  const board = (await svc.api('PUT', `/sites/${t.siteId}/share`, {
+    token: t.token, body: { label: 'Acme in public', heatmap: false, tech: false, max_range_days: 30 },
+  })).body.data;
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  const res = await page.goto(`${svc.base}/share/${board.slug}`);
+  expect(res?.status()).toBe(200);
+  await page.waitForSelector('body[data-ready="true"]');
+
+  expect(await page.textContent('h1')).toBe('Acme in public');
+  const drawn = await page.$$eval('section[data-panel]', (els) => els.map((e) => e.getAttribute('data-panel')));
+  expect(drawn).toEqual(['visitors', 'geo', 'goals', 'pages', 'funnel', 'sources', 'ai_panel', 'keywords', 'channel_quality', 'imported_history']);
+  for (const off of ['heatmap', 'tech', 'revenue']) expect(await page.$(`section[data-panel="${off}"]`)).toBeNull();
+
+  // Default window for a 30-day board: the last 30 days in the site's timezone (UTC).
+  const overview = await api('/overview?period=last30d');
+  expect(await page.textContent('[data-figure="visitors"] .figure-value')).toBe(fmt(overview.visitors));
+  expect(await page.textContent('[data-figure="views"] .figure-value')).toBe(fmt(overview.views));
+  const series = await api('/timeseries?period=last30d');
+  expect(await page.getAttribute('section[data-panel="visitors"] svg.chart', 'data-points')).toBe(String(series.length));
+  const countries = await api('/breakdowns/country?period=last30d&limit=10');
+  const drawnCountries = await page.$$eval('section[data-panel="geo"] li', (els) => els.map((e) => [e.getAttribute('data-label'), Number(e.getAttribute('data-value'))]));
+  expect(drawnCountries).toEqual(countries.map((c: { label: string; visitors: number }) => [c.label, c.visitors]));
+  const steps = await page.$$eval('section[data-panel="funnel"] li[data-step]', (els) => els.map((e) => Number(e.getAttribute('data-visitors'))));
+  expect(steps).toEqual([3, 2]);
+  expect(await page.textContent('section[data-panel="keywords"] .empty')).toContain('not available');
+  expect(await page.textContent('body')).not.toMatch(/Revenue|\$42/);
+  await screenshot(page, 'share-board.png');
+
+  await page.selectOption('#period', 'last7d');
+  await page.waitForSelector('body[data-ready="true"]');
+  const week = await api('/overview?period=last7d');
+  expect(await page.textContent('[data-figure="visitors"] .figure-value')).toBe(fmt(week.visitors));
+  expect(await page.$$eval('#period option', (els) => els.map((e) => (e as HTMLOptionElement).value))).not.toContain('last12m');
+  expect(errors).toEqual([]);
+  expect(existsSync('test-output/share-board.png')).toBe(true);
+});
+
+test('with revenue and the heatmap switched on, both are drawn from the same figures as the API', async () => {
+  const board = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { revenue: true, heatmap: true } })).body.data;
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  await page.goto(`${svc.base}/share/${board.slug}`);
+  await page.waitForSelector('body[data-ready="true"]');
+  expect(await page.textContent('section[data-panel="revenue"] [data-figure="revenue_cents"] .figure-value')).toBe('$42.00');
+  const cells = await api('/heatmap?period=last30d');
+  const filled = await page.$$eval('section[data-panel="heatmap"] rect.cell.filled', (els) => els.map((e) => `${e.getAttribute('data-day')}:${e.getAttribute('data-hour')}:${e.getAttribute('data-visitors')}`));
+  expect(filled.sort()).toEqual(cells.map((c: { day: number; hour: number; visitors: number }) => `${c.day}:${c.hour}:${c.visitors}`).sort());
+  await screenshot(page, 'share-board-revenue.png');
+  expect(errors).toEqual([]);
+});
+
+test('an inactive board answers 404 in the browser', async () => {
+  const board = (await svc.api('GET', `/sites/${t.siteId}/share`, { token: t.token })).body.data;
+  await svc.api('DELETE', `/sites/${t.siteId}/share`, { token: t.token });
+  const page = await context.newPage();
+  const res = await page.goto(`${svc.base}/share/${board.slug}`);
+  expect(res?.status()).toBe(404);
+  expect(await page.textContent('h1')).toBe('Not found');
+});
