@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import type { Principal } from '../../core/domain';
@@ -49,14 +50,15 @@ test('a write announced by one process drops the other process entries before it
 test('a load that raced with an invalidation is not kept', async () => {
   const cache = new AuthCache(new RedisGeneration(redis));
   const db = { v: 'old' };
-  let release!: () => void;
+  let release: (() => void) | undefined;
   const slow = async (): Promise<ResolvedKey> => {
     const seen = db.v;
     await new Promise<void>((r) => (release = r));
     return { principal: principal(seen), expiresAtMs: null };
   };
   const pending = cache.key('h', slow);
-  await new Promise((r) => setTimeout(r, 20));
+  // Wait until the load has really begun (it first reads the generation from Redis), not a fixed time.
+  while (!release) await new Promise((r) => setTimeout(r, 5));
   db.v = 'new';
   await cache.invalidate();
   release();
@@ -67,9 +69,12 @@ test('a load that raced with an invalidation is not kept', async () => {
 });
 
 test('with the generation unknown (Redis down) every lookup loads, and old entries are dropped afterwards', async () => {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-  await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('Ready') && resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => d.toString().includes('Ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`redis-server exited early (${code})`)));
+  });
   const own = connectRedis(`redis://127.0.0.1:${port}`, 'gen');
   await new Promise<void>((resolve) => own.onUp(resolve));
   const cache = new AuthCache(new RedisGeneration(own));
@@ -97,3 +102,15 @@ test('sites come back as copies, so a caller cannot alter the cached one', async
   const second = await cache.site('s', async () => undefined);
   expect(second!.excluded_paths).toEqual(['/a']);
 });
+
+/** A port nobody listens on right now (the kernel picks it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}

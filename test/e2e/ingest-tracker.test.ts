@@ -83,11 +83,18 @@ const ids = (page: Page) => page.evaluate(() => (window as unknown as { tally: {
 
 test('pageview, SPA navigation, custom event, outbound click and download; no cookie or storage on a cookieless site', async () => {
   const { context, page } = await open('shop.test', '/landing');
+  // Events are stamped on arrival and beacons sent together may arrive in either order, so each step
+  // waits for its event before the next one: the order asserted below is then the order of actions.
+  await waitForRows(shop.siteId, 1);
   await page.click('#spa');
+  await waitForRows(shop.siteId, 2);
   await page.goBack(); // popstate back to /landing
+  await waitForRows(shop.siteId, 3);
   await page.evaluate(() => (window as unknown as { tally(n: string, o: object): void }).tally('Signup', { props: { plan: 'pro' }, value_cents: 4900 }));
+  await waitForRows(shop.siteId, 4);
   const known = await ids(page);
   await page.click('#pdf');
+  await waitForRows(shop.siteId, 5);
   // The site's strategy is salted_hash (the default): nothing written on the device.
   const storage = await page.evaluate(() => ({ cookie: document.cookie, local: localStorage.length, session: sessionStorage.length }));
   expect(storage).toEqual({ cookie: '', local: 0, session: 0 });

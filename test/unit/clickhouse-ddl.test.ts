@@ -45,7 +45,7 @@ describe('rendered DDL', () => {
     const engines = statements.map((s) => /ENGINE\s*=\s*(\w+)/.exec(s)?.[1]).filter(Boolean);
     expect(engines.filter((e) => /MergeTree$/.test(e!) && !e!.startsWith('Replicated'))).toEqual([]);
     const distributed = statements.filter((s) => s.includes('ENGINE = Distributed')).map((s) => /tally\.(\w+) ON/.exec(s)?.[1]);
-    expect(distributed).toEqual(expect.arrayContaining(['events', 'sessions', 'payments', 'lifecycle_events', 'search_console']));
+    expect(distributed).toEqual(expect.arrayContaining(['events', 'session_totals', 'payments', 'lifecycle_events', 'search_console']));
     // Shard-local tables replicate within their shard; metadata has one path for the whole cluster.
     expect(statements.join('\n')).toContain("'/clickhouse/tables/{shard}/tally/events_local', '{replica}'");
     expect(statements.join('\n')).toContain("'/clickhouse/tables/all/tally/api_keys', '{replica}', version, is_deleted");
@@ -101,7 +101,7 @@ describe('the single-node DDL on chDB', () => {
     );
     const engines = Object.fromEntries(rows.map((r) => [r.name, r.engine]));
     expect(engines).toMatchObject({
-      events: 'MergeTree', sessions: 'AggregatingMergeTree', sessions_mv: 'MaterializedView',
+      events: 'MergeTree', session_totals: 'AggregatingMergeTree', session_totals_mv: 'MaterializedView',
       orgs: 'ReplacingMergeTree', users: 'ReplacingMergeTree', memberships: 'ReplacingMergeTree',
       sites: 'ReplacingMergeTree', api_keys: 'ReplacingMergeTree', api_key_usage: 'AggregatingMergeTree',
       goals: 'ReplacingMergeTree', funnels: 'ReplacingMergeTree', notes: 'ReplacingMergeTree',
@@ -129,7 +129,7 @@ describe('the single-node DDL on chDB', () => {
     expect(Object.values(needed).filter((c) => !cols.has(c))).toEqual([]);
   });
 
-  test('the sessions view folds events of one session into one row', async () => {
+  test('the session totals view folds events of one session into one row', async () => {
     const site = '00000000-0000-4000-8000-000000000001';
     const ev = (ts: string, name: string, path: string) => ({
       site_id: site, ts, name, event_id: crypto.randomUUID(), visitor_id: 7, session_id: 42,
@@ -139,7 +139,7 @@ describe('the single-node DDL on chDB', () => {
     await store.insert('events', [ev('2026-01-01 10:05:00.000', 'pageview', '/b'), ev('2026-01-01 10:06:00.000', 'Signup', '/b')]);
     const [s] = await store.query<Record<string, unknown>>(
       `SELECT session_id, min(first_ts) AS first, max(last_ts) AS last, sum(pageviews) AS pv, sum(events) AS ev, any(entry_path) AS entry
-       FROM ${store.table('sessions')} WHERE site_id = {s:UUID} GROUP BY session_id`,
+       FROM ${store.table('session_totals')} WHERE site_id = {s:UUID} GROUP BY session_id`,
       { s: site },
     );
     expect(s).toEqual({ session_id: 42, first: '2026-01-01 10:00:00.000', last: '2026-01-01 10:06:00.000', pv: 2, ev: 3, entry: '/a' });
