@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import type { Store } from '../clickhouse/store';
 import type { Principal, Scope, Site } from '../core/domain';
 import { forbidden, invalidCredential } from '../core/errors';
@@ -83,4 +82,3 @@ export async function requireSite(repos: Repos, p: Principal, siteId: string): P
   return site;
 }
 
-export const bearer = (req: Request) => req.headers.authorization;
