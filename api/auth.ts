@@ -77,7 +77,7 @@ export function canReach(p: Principal, site: Site): boolean {
 export async function requireSite(repos: Repos, p: Principal, siteId: string): Promise<Site> {
   if (!isUuid(siteId)) throw forbidden();
   const id = siteId.toLowerCase();
-  const site = repos.authCache ? await repos.authCache.site(id, () => repos.getSite(id)) : await repos.getSite(id);
+  const site = await repos.cachedSite(id);
   if (!site || !canReach(p, site)) throw forbidden();
   return site;
 }

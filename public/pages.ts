@@ -79,7 +79,8 @@ export interface PublicSite { site: Site; retentionDays: number }
 
 /** The site behind a board or card, with its organisation's retention; undefined when the site is inactive (the page is 404). */
 export async function publicSite(app: AppContext, siteId: string): Promise<PublicSite | undefined> {
-  const site = await app.repos.getSite(siteId);
+  // Public pages are hit by every viewer: the site comes from the same cache the API uses.
+  const site = await app.repos.cachedSite(siteId);
   const org = site && (await app.repos.getOrg(site.org_id));
   return site?.active && org ? { site, retentionDays: org.retention_days } : undefined;
 }
