@@ -2,6 +2,7 @@ import type { Params, Store } from '../clickhouse/store';
 import { isoToCh } from '../clickhouse/meta';
 import { globMatch, globToRegex } from '../core/glob';
 import type { FunnelWindow, MatchOp, Step } from '../model/funnels';
+import { BUILTIN_EVENTS } from '../model/goals';
 
 /**
  * The funnel report: per step, the visitors who reached it (in order, each step within the funnel's
@@ -36,9 +37,6 @@ const MATCHERS = {
   contains: { sql: (col: string, p: string) => `position(${col}, {${p}:String}) > 0`, js: (v: string, x: string) => x.includes(v), value: (v: string) => v },
   glob: { sql: (col: string, p: string) => `match(${col}, {${p}:String})`, js: (v: string, x: string) => globMatch(v, x), value: globToRegex },
 } as const satisfies Record<MatchOp, { sql(col: string, p: string): string; js(v: string, x: string): boolean; value(v: string): string }>;
-
-/** Event names the tracker itself sends; every other name is a sent goal. */
-const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
 
 /** A defined goal: `page` = a path glob, `event` = a custom event under another name. */
 export interface DefinedGoal { name: string; kind: 'event' | 'page'; event_name: string; path_pattern: string }

@@ -1,4 +1,5 @@
 import { invalidRequest } from '../core/errors';
+import { BUILTIN_EVENTS } from '../model/goals';
 import type { FilterNode, GoalEntry, GoalMatch, ReportQuery, RollupSource } from './ast';
 import { BUCKETS, type BucketUnit } from './registry/buckets';
 import { DIMENSIONS } from './registry/dimensions';
@@ -63,7 +64,6 @@ export const excludeBots: Pass = (q) => ({
   humanOnly: q.bots === 'excluded' || q.report === 'realtime' || q.report === 'realtime_countries',
 });
 
-const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
 const NO_MATCH: GoalMatch = { events: [], pages: [], anyCustom: false };
 
 const ruleMatch = (g: GoalRule): GoalMatch =>

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conflict, invalidRequest, notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
-import { GoalsRepo, type Goal } from '../../model/goals';
+import { BUILTIN_EVENTS, GoalsRepo, type Goal } from '../../model/goals';
 import { requireSite } from '../auth';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
@@ -16,14 +16,12 @@ const GoalOut = z.object({
   created_at: z.string(), updated_at: z.string(),
 });
 
-const BUILTIN = ['pageview', 'exit_link', 'file_download'];
-
 const CreateGoal = z.strictObject({
   site_id: z.string().uuid('must be a site uuid'),
   name: z.string().trim().min(1).max(120),
   kind: z.enum(['event', 'page']),
   event_name: z.string().trim().min(1).max(200)
-    .refine((n) => !BUILTIN.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),
+    .refine((n) => !BUILTIN_EVENTS.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),
   path_pattern: z.string().trim().min(1).max(500).transform((p) => (p.startsWith('/') ? p : '/' + p)).optional(),
   revenue_signal: z.boolean().optional(),
 });

@@ -4,7 +4,8 @@ import type { MetricKey } from '../registry/metrics';
 import {
   and, array, as, asc, bin, col, desc, fn, inSet, lambda, lit, param, select, str, type Expr, type SelectNode,
 } from '../sql/ast';
-import { BUILTIN_EVENTS, baseWhere, goalCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
+import { BUILTIN_EVENTS } from '../../model/goals';
+import { baseWhere, goalCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
 import { attributedPayments } from './parts';
 
 /**
