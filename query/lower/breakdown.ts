@@ -10,8 +10,9 @@ import { attributedPayments } from './parts';
 
 /**
  * Breakdowns: rows ranked by visitors (then label) after the filters narrowed the events, paged
- * with one extra row so `has_more` is measured. Figures the ranking source cannot give (goals on
- * the rollup, revenue) are fetched for the page's labels only.
+ * with one extra row so `has_more` is measured. Figures the ranking source cannot give are read
+ * by their own statements: goals on the rollup (every label, alongside the ranking) and revenue
+ * (the page's labels only, after it).
  */
 export interface BreakdownStatements {
   ranking: SelectNode;
