@@ -40,7 +40,7 @@ export async function zoneCheck(store: Store): Promise<ZoneCheck> {
   };
 }
 
-async function earliestEvent(store: Store, siteId: string): Promise<number | null> {
+export async function earliestEvent(store: Store, siteId: string): Promise<number | null> {
   const [row] = await execute<{ first: string | null }>(store, select({
     columns: [as(fn('toString', fn('minOrNull', col('ts'))), 'first')],
     from: table(TABLES.events),
@@ -62,7 +62,7 @@ onMetaWrite((change) => {
   if (change.table === 'goals') goalCache.clear();
 });
 
-function siteGoals(store: Store, siteId: string): Promise<Goal[]> {
+export function siteGoals(store: Store, siteId: string): Promise<Goal[]> {
   if (!store.embedded) return new GoalsRepo(store).list(siteId);
   const key = `${store.database}\u0000${siteId}`;
   let hit = goalCache.get(key);
