@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conflict, invalidRequest, notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
-import { BUILTIN_EVENTS, GoalsRepo, type Goal } from '../../model/goals';
+import { BUILTIN_EVENTS, GoalsRepo } from '../../model/goals';
 import { requireSite } from '../auth';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
@@ -36,8 +36,6 @@ function checkKind(body: z.infer<typeof CreateGoal>): void {
   }
 }
 
-const out = (g: Goal) => g;
-
 export default function goalRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'post', path: '/goals', summary: 'Define a goal on a site', tag: 'goals', scope: 'goals:write',
@@ -50,7 +48,7 @@ export default function goalRoutes(r: RouteRegistrar): void {
         throw conflict('conflict', `The site already has a goal named "${body.name}".`);
       }
       const goal = await goals.create({ ...body, site_id: site.id });
-      return { data: out(goal), meta: { site_id: site.id }, status: 201 };
+      return { data: goal, meta: { site_id: site.id }, status: 201 };
     },
   });
 
@@ -58,7 +56,7 @@ export default function goalRoutes(r: RouteRegistrar): void {
     method: 'get', path: '/sites/{siteId}/goals', summary: 'Goals of a site', tag: 'goals', scope: 'goals:read',
     query: pagingQuery, response: z.array(GoalOut),
     async handler({ app, site, query }) {
-      return pageArray((await new GoalsRepo(app.store).list(site.id)).map(out), query);
+      return pageArray(await new GoalsRepo(app.store).list(site.id), query);
     },
   });
 
