@@ -11,6 +11,9 @@ import { newId } from '../core/ids';
  */
 export type GoalKind = 'event' | 'page';
 
+/** Event names the tracker itself sends; every other name is a sent goal. */
+export const BUILTIN_EVENTS: readonly string[] = ['pageview', 'exit_link', 'file_download'];
+
 export interface GoalRow {
   id: string;
   site_id: string;

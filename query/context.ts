@@ -5,7 +5,7 @@ import { isValidTimeZone } from '../core/time';
 import { onMetaWrite } from '../clickhouse/meta';
 import { GoalsRepo, type Goal } from '../model/goals';
 import type { ReportQuery } from './ast';
-import type { GoalRule, PlanContext } from './planner';
+import type { PlanContext } from './planner';
 import type { ZoneCheck } from './params';
 import { TABLES } from './lower/common';
 import { as, col, eq, fn, param, select, table } from './sql/ast';
@@ -40,7 +40,7 @@ export async function zoneCheck(store: Store): Promise<ZoneCheck> {
   };
 }
 
-async function earliestEvent(store: Store, siteId: string): Promise<number | null> {
+export async function earliestEvent(store: Store, siteId: string): Promise<number | null> {
   const [row] = await execute<{ first: string | null }>(store, select({
     columns: [as(fn('toString', fn('minOrNull', col('ts'))), 'first')],
     from: table(TABLES.events),
@@ -62,7 +62,7 @@ onMetaWrite((change) => {
   if (change.table === 'goals') goalCache.clear();
 });
 
-function siteGoals(store: Store, siteId: string): Promise<Goal[]> {
+export function siteGoals(store: Store, siteId: string): Promise<Goal[]> {
   if (!store.embedded) return new GoalsRepo(store).list(siteId);
   const key = `${store.database}\u0000${siteId}`;
   let hit = goalCache.get(key);
@@ -81,8 +81,6 @@ export async function planContext(store: Store, site: Site, retentionDays: numbe
     GOAL_REPORTS.has(q.report) ? siteGoals(store, site.id) : Promise.resolve([]),
     needsEarliest ? earliestEvent(store, site.id) : Promise.resolve(null),
   ]);
-  const rules: GoalRule[] = goals.map((g) => ({
-    name: g.name, kind: g.kind, event_name: g.event_name, path_pattern: g.path_pattern, revenue_signal: g.revenue_signal,
-  }));
-  return { now: nowMs(), retentionDays, earliestEvent: earliest, goals: rules };
+  // A Goal is a GoalRule (the planner reads only the rule's fields): no per-request copy.
+  return { now: nowMs(), retentionDays, earliestEvent: earliest, goals };
 }

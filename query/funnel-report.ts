@@ -2,6 +2,8 @@ import type { Params, Store } from '../clickhouse/store';
 import { isoToCh } from '../clickhouse/meta';
 import { globMatch, globToRegex } from '../core/glob';
 import type { FunnelWindow, MatchOp, Step } from '../model/funnels';
+import { BUILTIN_EVENTS, type Goal } from '../model/goals';
+import { earliestEvent, siteGoals } from './context';
 
 /**
  * The funnel report: per step, the visitors who reached it (in order, each step within the funnel's
@@ -37,11 +39,8 @@ const MATCHERS = {
   glob: { sql: (col: string, p: string) => `match(${col}, {${p}:String})`, js: (v: string, x: string) => globMatch(v, x), value: globToRegex },
 } as const satisfies Record<MatchOp, { sql(col: string, p: string): string; js(v: string, x: string): boolean; value(v: string): string }>;
 
-/** Event names the tracker itself sends; every other name is a sent goal. */
-const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
-
 /** A defined goal: `page` = a path glob, `event` = a custom event under another name. */
-export interface DefinedGoal { name: string; kind: 'event' | 'page'; event_name: string; path_pattern: string }
+export type DefinedGoal = Pick<Goal, 'name' | 'kind' | 'event_name' | 'path_pattern'>;
 
 export interface FunnelReportInput {
   siteId: string;
@@ -80,8 +79,8 @@ export function stepConditions(steps: Step[], goals: DefinedGoal[], params: Para
       .filter((g) => m.js(step.value, g.name))
       .map((g) =>
         g.kind === 'page'
-          ? `(is_payment = 0 AND name = 'pageview' AND match(pathname, {${bind(globToRegex(g.path_pattern))}:String}))`
-          : `(is_payment = 0 AND name = {${bind(g.event_name)}:String})`,
+          ? `(is_payment = 0 AND name = 'pageview' AND match(pathname, {${bind(globToRegex(g.path_pattern ?? ''))}:String}))`
+          : `(is_payment = 0 AND name = {${bind(g.event_name ?? '')}:String})`,
       );
     return `(${[sent, ...defined].join(' OR ')})`;
   });
@@ -134,18 +133,10 @@ export async function runFunnelReport(store: Store, input: FunnelReportInput): P
   }));
 }
 
-export async function loadGoals(store: Store, siteId: string): Promise<DefinedGoal[]> {
-  return store.query<DefinedGoal>(
-    `SELECT name, kind, event_name, path_pattern FROM ${store.table('goals')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0`,
-    { s: siteId },
-  );
-}
+/** The site's defined goals, read as the reports read them (cached where that is safe, see siteGoals). */
+export const loadGoals = (store: Store, siteId: string): Promise<DefinedGoal[]> => siteGoals(store, siteId);
 
 /** The site's earliest retained event, for `period=all`. */
 export async function earliestEventMs(store: Store, siteId: string): Promise<number | undefined> {
-  const [row] = await store.query<{ first: string | null }>(
-    `SELECT toString(min(ts)) AS first FROM ${store.table('events')} WHERE site_id = {s:UUID} HAVING count() > 0`,
-    { s: siteId },
-  );
-  return row?.first ? Date.parse(row.first.replace(' ', 'T') + 'Z') : undefined;
+  return (await earliestEvent(store, siteId)) ?? undefined;
 }

@@ -1,4 +1,5 @@
 import { invalidRequest } from '../core/errors';
+import { BUILTIN_EVENTS } from '../model/goals';
 import type { FilterNode, GoalEntry, GoalMatch, ReportQuery, RollupSource } from './ast';
 import { BUCKETS, type BucketUnit } from './registry/buckets';
 import { DIMENSIONS } from './registry/dimensions';
@@ -63,13 +64,12 @@ export const excludeBots: Pass = (q) => ({
   humanOnly: q.bots === 'excluded' || q.report === 'realtime' || q.report === 'realtime_countries',
 });
 
-const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
 const NO_MATCH: GoalMatch = { events: [], pages: [], anyCustom: false };
 
 const ruleMatch = (g: GoalRule): GoalMatch =>
   g.kind === 'event' ? { events: [g.event_name ?? ''], pages: [], anyCustom: false } : { events: [], pages: [g.path_pattern ?? ''], anyCustom: false };
 
-export function unionMatch(ms: readonly GoalMatch[]): GoalMatch {
+function unionMatch(ms: readonly GoalMatch[]): GoalMatch {
   return {
     events: [...new Set(ms.flatMap((m) => m.events))].sort(),
     pages: [...new Set(ms.flatMap((m) => m.pages))].sort(),
@@ -98,7 +98,7 @@ function replaceGoalLeaves(node: FilterNode, catalog: readonly GoalEntry[]): Fil
 }
 
 /** Goal leaves ANDed at the top of the filter tree: they narrow what counts as a goal. */
-export function topGoalFilters(node: FilterNode | null): Extract<FilterNode, { kind: 'goal' }>[] {
+function topGoalFilters(node: FilterNode | null): Extract<FilterNode, { kind: 'goal' }>[] {
   if (!node) return [];
   if (node.kind === 'goal') return [node];
   return node.kind === 'and' ? node.items.flatMap((n) => (n.kind === 'goal' ? [n] : [])) : [];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conflict, invalidRequest, notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
-import { GoalsRepo, type Goal } from '../../model/goals';
+import { BUILTIN_EVENTS, GoalsRepo } from '../../model/goals';
 import { requireSite } from '../auth';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
@@ -16,14 +16,12 @@ const GoalOut = z.object({
   created_at: z.string(), updated_at: z.string(),
 });
 
-const BUILTIN = ['pageview', 'exit_link', 'file_download'];
-
 const CreateGoal = z.strictObject({
   site_id: z.string().uuid('must be a site uuid'),
   name: z.string().trim().min(1).max(120),
   kind: z.enum(['event', 'page']),
   event_name: z.string().trim().min(1).max(200)
-    .refine((n) => !BUILTIN.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),
+    .refine((n) => !BUILTIN_EVENTS.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),
   path_pattern: z.string().trim().min(1).max(500).transform((p) => (p.startsWith('/') ? p : '/' + p)).optional(),
   revenue_signal: z.boolean().optional(),
 });
@@ -38,8 +36,6 @@ function checkKind(body: z.infer<typeof CreateGoal>): void {
   }
 }
 
-const out = (g: Goal) => g;
-
 export default function goalRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'post', path: '/goals', summary: 'Define a goal on a site', tag: 'goals', scope: 'goals:write',
@@ -52,7 +48,7 @@ export default function goalRoutes(r: RouteRegistrar): void {
         throw conflict('conflict', `The site already has a goal named "${body.name}".`);
       }
       const goal = await goals.create({ ...body, site_id: site.id });
-      return { data: out(goal), meta: { site_id: site.id }, status: 201 };
+      return { data: goal, meta: { site_id: site.id }, status: 201 };
     },
   });
 
@@ -60,7 +56,7 @@ export default function goalRoutes(r: RouteRegistrar): void {
     method: 'get', path: '/sites/{siteId}/goals', summary: 'Goals of a site', tag: 'goals', scope: 'goals:read',
     query: pagingQuery, response: z.array(GoalOut),
     async handler({ app, site, query }) {
-      return pageArray((await new GoalsRepo(app.store).list(site.id)).map(out), query);
+      return pageArray(await new GoalsRepo(app.store).list(site.id), query);
     },
   });
 

@@ -4,13 +4,15 @@ import type { MetricKey } from '../registry/metrics';
 import {
   and, array, as, asc, bin, col, desc, fn, inSet, lambda, lit, param, select, str, type Expr, type SelectNode,
 } from '../sql/ast';
-import { BUILTIN_EVENTS, baseWhere, goalCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
+import { BUILTIN_EVENTS } from '../../model/goals';
+import { baseWhere, goalCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
 import { attributedPayments } from './parts';
 
 /**
  * Breakdowns: rows ranked by visitors (then label) after the filters narrowed the events, paged
- * with one extra row so `has_more` is measured. Figures the ranking source cannot give (goals on
- * the rollup, revenue) are fetched for the page's labels only.
+ * with one extra row so `has_more` is measured. Figures the ranking source cannot give are read
+ * by their own statements: goals on the rollup (every label, alongside the ranking) and revenue
+ * (the page's labels only, after it).
  */
 export interface BreakdownStatements {
   ranking: SelectNode;

@@ -7,6 +7,7 @@ import {
   and, as, bin, col, eq, fn, inSet, lit, not, or, param, select, str, subquery, table, union, type Expr, type Relation, type SelectNode,
 } from '../sql/ast';
 import { globToRegex } from '../../core/glob';
+import { BUILTIN_EVENTS } from '../../model/goals';
 
 /**
  * Building blocks every report's lowering shares: the tables, the window's row conditions on a
@@ -20,8 +21,6 @@ export const TABLES = {
   firstSeen: 'first_seen',
   payments: 'payments',
 } as const;
-
-export const BUILTIN_EVENTS = ['pageview', 'exit_link', 'file_download'];
 
 export const dt = (ms: number) => param("DateTime64(3, 'UTC')", isoToCh(new Date(ms)));
 export const siteParam = (q: ReportQuery) => param('UUID', q.siteId);
@@ -116,7 +115,7 @@ export function goalCondition(m: GoalMatch): Expr {
     const pages = m.pages.map((p) => fn('match', col('pathname'), str(globToRegex(p))));
     parts.push(and(eq(col('name'), str('pageview')), or(...pages)));
   }
-  if (m.anyCustom) parts.push(inSet(col('name'), param('Array(String)', BUILTIN_EVENTS), true));
+  if (m.anyCustom) parts.push(inSet(col('name'), param('Array(String)', [...BUILTIN_EVENTS]), true));
   return parts.length ? or(...parts) : lit(0);
 }
 

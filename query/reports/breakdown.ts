@@ -8,13 +8,14 @@ const keyOf = (r: Row, extras: readonly string[]) => JSON.stringify([r.label, ..
 export const runBreakdown: ReportRunner = async (q, exec) => {
   const s = lowerBreakdown(q);
   const { limit, offset } = q.paging!;
-  const ranked = await exec<Row>(s.ranking);
-  const page = ranked.slice(0, limit);
-  const labels = page.map((r) => String(r.label));
-  const [goals, revenue] = await Promise.all([
-    s.goals && page.length ? exec<Row>(s.goals) : Promise.resolve([] as Row[]),
-    s.revenue && page.length ? revenueRows(q, exec, () => s.revenue!(labels)) : Promise.resolve([] as Row[]),
+  const none = Promise.resolve([] as Row[]);
+  // Goal figures and the window's payment total do not depend on the ranking: one round trip for all three.
+  const [ranked, goals, paid] = await Promise.all([
+    exec<Row>(s.ranking), s.goals ? exec<Row>(s.goals) : none, s.revenue ? exec<Row>(paymentTotals(q)) : none,
   ]);
+  const page = ranked.slice(0, limit);
+  // Attribution joins sessions and is narrowed to the page's labels; a window without payments skips it.
+  const revenue = s.revenue && page.length && numbers(paid[0]).payments ? await exec<Row>(s.revenue(page.map((r) => String(r.label)))) : [];
   const extra = new Map<string, Record<string, number>>();
   for (const r of [...goals, ...revenue]) extra.set(keyOf(r, s.extras), { ...extra.get(keyOf(r, s.extras)), ...numbers(r) });
   const data = page.map((r) => {
@@ -27,10 +28,3 @@ export const runBreakdown: ReportRunner = async (q, exec) => {
   });
   return { data, meta: { page: { limit, offset, has_more: ranked.length > limit }, range: rangeMeta(q) } };
 };
-
-/** Attribution joins sessions; a window without payments skips it. */
-async function revenueRows(q: Parameters<ReportRunner>[0], exec: Parameters<ReportRunner>[1], statement: () => Parameters<typeof exec>[0]) {
-  const [total] = await exec<Row>(paymentTotals(q));
-  if (!numbers(total).payments) return [];
-  return exec<Row>(statement());
-}

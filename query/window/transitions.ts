@@ -14,7 +14,7 @@ export interface Transition {
 
 const WEEK_MS = 7 * 86_400_000;
 
-export function transitions(from: number, to: number, tz: string): Transition[] {
+function transitions(from: number, to: number, tz: string): Transition[] {
   const out: Transition[] = [];
   let t = from;
   let off = offsetMs(t, tz);

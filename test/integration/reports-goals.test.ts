@@ -67,6 +67,7 @@ test.each([
   [{ name: 'x', kind: 'event' }, /^event_name: is required/],
   [{ name: 'x', kind: 'page' }, /^path_pattern: is required/],
   [{ name: 'x', kind: 'event', event_name: 'a', path_pattern: '/a' }, /^path_pattern: only page goals/],
+  [{ name: 'x', kind: 'page', path_pattern: '/a', event_name: 'a' }, /^event_name: only event goals/],
   [{ name: 'x', kind: 'event', event_name: 'pageview' }, /^event_name:/],
   [{ name: 'x', kind: 'funnel' }, /^kind:/],
   [{ name: '', kind: 'event', event_name: 'a' }, /^name:/],
