@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import type { Store } from '../clickhouse/store';
 import type { Principal, Scope, Site } from '../core/domain';
 import { forbidden, invalidCredential } from '../core/errors';
@@ -78,9 +77,8 @@ export function canReach(p: Principal, site: Site): boolean {
 export async function requireSite(repos: Repos, p: Principal, siteId: string): Promise<Site> {
   if (!isUuid(siteId)) throw forbidden();
   const id = siteId.toLowerCase();
-  const site = repos.authCache ? await repos.authCache.site(id, () => repos.getSite(id)) : await repos.getSite(id);
+  const site = await repos.cachedSite(id);
   if (!site || !canReach(p, site)) throw forbidden();
   return site;
 }
 
-export const bearer = (req: Request) => req.headers.authorization;

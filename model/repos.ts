@@ -104,6 +104,11 @@ export class Repos {
     return r && siteFromRow(r);
   }
 
+  /** getSite through the auth cache when there is one (emptied by every metadata write). */
+  cachedSite(id: string): Promise<Site | undefined> {
+    return this.authCache ? this.authCache.site(id, () => this.getSite(id)) : this.getSite(id);
+  }
+
   async siteByDomain(domain: string): Promise<Site | undefined> {
     const r = await this.sites.one('domain = {d:String}', { d: domain.toLowerCase() });
     return r && siteFromRow(r);

@@ -36,6 +36,9 @@ export interface ShareInput {
 /** 128 random bits, URL-safe: unguessable, and never shaped like an API key. */
 export const newSlug = () => randomBytes(16).toString('base64url');
 
+/** The shape newSlug makes: anything else is not looked up at all. */
+export const isSlug = (s: string) => /^[A-Za-z0-9_-]{22}$/.test(s);
+
 export class ShareRepo {
   private readonly table: MetaTable<ShareRow>;
 

@@ -1,4 +1,7 @@
 import type { Response } from 'express';
+import type { AppContext } from '../api/context';
+import type { Site } from '../core/domain';
+import { AppError } from '../core/errors';
 
 /**
  * The HTML of the public pages. Pages carry no data and no inline script: the browser fetches the
@@ -60,4 +63,24 @@ export function sendNotFoundPage(res: Response, what: string): void {
 export function sendJson(res: Response, status: number, body: unknown): void {
   publicHeaders(res);
   res.status(status).json(body);
+}
+
+/** The JSON feeds answer refusals (404, 400) as JSON with the public headers; anything else is a 500. */
+export async function sendFeed(res: Response, compute: () => Promise<unknown>): Promise<void> {
+  try {
+    sendJson(res, 200, { data: await compute() });
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    sendJson(res, err.status, err.toBody());
+  }
+}
+
+export interface PublicSite { site: Site; retentionDays: number }
+
+/** The site behind a board or card, with its organisation's retention; undefined when the site is inactive (the page is 404). */
+export async function publicSite(app: AppContext, siteId: string): Promise<PublicSite | undefined> {
+  // Public pages are hit by every viewer: the site comes from the same cache the API uses.
+  const site = await app.repos.cachedSite(siteId);
+  const org = site && (await app.repos.getOrg(site.org_id));
+  return site?.active && org ? { site, retentionDays: org.retention_days } : undefined;
 }

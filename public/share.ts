@@ -1,13 +1,12 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { Router } from 'express';
 import type { AppContext } from '../api/context';
 import { formatZodError } from '../api/route';
 import { nowMs } from '../core/clock';
-import type { Site } from '../core/domain';
-import { AppError, invalidRequest, notFound } from '../core/errors';
-import { ShareRepo, isLive, panelsOf, type ShareRow } from '../model/share';
+import { invalidRequest, notFound } from '../core/errors';
+import { ShareRepo, isLive, isSlug, panelsOf, type ShareRow } from '../model/share';
 import { viewCounter } from '../model/share-views';
 import { resolveWindow, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
-import { sendJson, sendNotFoundPage, sendPage } from './pages';
+import { publicSite, sendFeed, sendNotFoundPage, sendPage, type PublicSite } from './pages';
 import { FeedCache } from './cache';
 import { runReport } from '../query';
 import { boardData } from './share-data';
@@ -17,18 +16,16 @@ import { boardData } from './share-data';
  * is read here and no slug is accepted by the API: the two never stand in for each other. Expired
  * or deactivated boards, and boards of inactive sites, answer 404.
  */
-const SLUG_RE = /^[A-Za-z0-9_-]{22}$/;
 const DAY = 86_400_000;
 
-export interface LiveBoard { row: ShareRow; site: Site; retentionDays: number }
+export interface LiveBoard extends PublicSite { row: ShareRow }
 
 async function liveBoard(app: AppContext, slug: string): Promise<LiveBoard | undefined> {
-  if (!SLUG_RE.test(slug)) return undefined;
+  if (!isSlug(slug)) return undefined;
   const row = await new ShareRepo(app.store).bySlug(slug);
   if (!row || !isLive(row)) return undefined;
-  const site = await app.repos.getSite(row.site_id);
-  const org = site && (await app.repos.getOrg(site.org_id));
-  return site?.active && org ? { row, site, retentionDays: org.retention_days } : undefined;
+  const owner = await publicSite(app, row.site_id);
+  return owner && { ...owner, row };
 }
 
 /** The longest of the usual windows the board allows, when the viewer asks for none. */
@@ -52,32 +49,24 @@ export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
   return w;
 }
 
-const wrap = (fn: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) =>
-  fn(req, res).catch((err: unknown) => next(err));
-
 export default function sharePublic(router: Router, app: AppContext): void {
   const views = viewCounter(app.store);
   const cache = new FeedCache(15_000);
   app.onShutdown.push(() => views.close());
 
-  router.get('/share/:slug', wrap(async (req, res) => {
+  // Express 5 passes a rejected handler promise to the error handler itself.
+  router.get('/share/:slug', async (req, res) => {
     const board = await liveBoard(app, String(req.params.slug));
     if (!board) return sendNotFoundPage(res, 'board');
     views.count('share', board.row.slug);
     sendPage(res, `${board.row.label} · Tally`, 'board', { slug: board.row.slug }, ['charts.js', 'share.js']);
-  }));
+  });
 
-  router.get('/share/:slug/data', wrap(async (req, res) => {
-    try {
-      const board = await liveBoard(app, String(req.params.slug));
-      if (!board) throw notFound('board');
-      const window = boardWindow(board, req.query);
-      const key = [JSON.stringify(board.row), window.fromMs, window.toMs, window.tz].join('|');
-      const data = await cache.get(key, () => boardData(app, board, panelsOf(board.row), window, runReport));
-      sendJson(res, 200, { data });
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      sendJson(res, err.status, err.toBody());
-    }
+  router.get('/share/:slug/data', (req, res) => sendFeed(res, async () => {
+    const board = await liveBoard(app, String(req.params.slug));
+    if (!board) throw notFound('board');
+    const window = boardWindow(board, req.query);
+    const key = [JSON.stringify(board.row), window.fromMs, window.toMs, window.tz].join('|');
+    return cache.get(key, () => boardData(app, board, panelsOf(board.row), window, runReport));
   }));
 }

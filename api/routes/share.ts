@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { notFound } from '../../core/errors';
-import { SECTIONS, ShareRepo, shareOut, type Panels } from '../../model/share';
+import { SECTIONS, ShareRepo, shareOut, type Panels, type ShareRow } from '../../model/share';
 import { viewCounter } from '../../model/share-views';
+import type { AppContext } from '../context';
 import type { RouteRegistrar } from '../route';
 
 const ShareOut = z.object({
@@ -19,6 +20,9 @@ const ShareBody = z.strictObject({
   expires_in_days: z.number({ error: 'must be a whole number of days or null' }).int('must be a whole number of days').min(1).max(3650).nullable().optional(),
 });
 
+/** The board as the API shows it, with its page views so far. */
+const present = async (app: AppContext, row: ShareRow) => shareOut(row, await viewCounter(app.store).read('share', row.slug));
+
 export default function shareRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'put', path: '/sites/{siteId}/share', summary: 'Create or update the public share board', tag: 'share',
@@ -28,7 +32,7 @@ export default function shareRoutes(r: RouteRegistrar): void {
       const { label, max_range_days, expires_in_days, ...switches } = body;
       const panels = Object.fromEntries(Object.entries(switches).filter(([, v]) => v !== undefined)) as Partial<Panels>;
       const row = await repo.save(site, await repo.get(site.id), { panels, label, max_range_days, expires_in_days });
-      return { data: shareOut(row, await viewCounter(app.store).read('share', row.slug)) };
+      return { data: await present(app, row) };
     },
   });
 
@@ -38,7 +42,7 @@ export default function shareRoutes(r: RouteRegistrar): void {
     async handler({ app, site }) {
       const row = await new ShareRepo(app.store).get(site.id);
       if (!row) throw notFound('share board');
-      return { data: shareOut(row, await viewCounter(app.store).read('share', row.slug)) };
+      return { data: await present(app, row) };
     },
   });
 
@@ -50,7 +54,7 @@ export default function shareRoutes(r: RouteRegistrar): void {
       const row = await repo.get(site.id);
       if (!row) throw notFound('share board');
       const off = row.active ? await repo.deactivate(row) : row;
-      return { data: shareOut(off, await viewCounter(app.store).read('share', off.slug)) };
+      return { data: await present(app, off) };
     },
   });
 }

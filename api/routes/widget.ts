@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { notFound } from '../../core/errors';
 import { viewCounter } from '../../model/share-views';
-import { CHART_STYLES, WIDGET_METRICS, WIDGET_TYPES, WidgetRepo, widgetOut } from '../../model/widget';
+import { CHART_STYLES, WIDGET_METRICS, WIDGET_TYPES, WidgetRepo, widgetOut, type WidgetRow } from '../../model/widget';
+import type { AppContext } from '../context';
 import type { RouteRegistrar } from '../route';
 
 const WidgetOut = z.object({
@@ -19,6 +20,9 @@ const WidgetBody = z.strictObject({
   publish_revenue: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
+/** The widget as the API shows it, with its card views so far. */
+const present = async (app: AppContext, row: WidgetRow) => widgetOut(row, await viewCounter(app.store).read('widget', row.slug));
+
 export default function widgetRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'put', path: '/sites/{siteId}/widget', summary: 'Create or update the embeddable widget (starts off)',
@@ -26,7 +30,7 @@ export default function widgetRoutes(r: RouteRegistrar): void {
     async handler({ app, site, body }) {
       const repo = new WidgetRepo(app.store);
       const row = await repo.save(site.id, await repo.get(site.id), body);
-      return { data: widgetOut(row, await viewCounter(app.store).read('widget', row.slug)) };
+      return { data: await present(app, row) };
     },
   });
 
@@ -36,7 +40,7 @@ export default function widgetRoutes(r: RouteRegistrar): void {
     async handler({ app, site }) {
       const row = await new WidgetRepo(app.store).get(site.id);
       if (!row) throw notFound('widget');
-      return { data: widgetOut(row, await viewCounter(app.store).read('widget', row.slug)) };
+      return { data: await present(app, row) };
     },
   });
 }
