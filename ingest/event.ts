@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isoToCh } from '../clickhouse/meta';
-import type { GeoFields, GeoLookup } from './enrich/geo';
+import { NO_GEO, type GeoFields, type GeoLookup } from './enrich/geo';
 import { trafficSource } from './enrich/referrer';
 import { pageFields } from './enrich/url';
 import { parseUserAgent, type ClientFields } from './enrich/user-agent';
@@ -102,7 +102,7 @@ export interface SiteRef {
 function geoOf(input: EventInput, geo: GeoLookup): GeoFields {
   const o = input.geo ?? {};
   if (o.country) return { country: o.country.toUpperCase(), region: o.region ?? '', city: o.city ?? '' };
-  const looked = input.ip ? geo.lookup(input.ip) : { country: '', region: '', city: '' };
+  const looked = input.ip ? geo.lookup(input.ip) : NO_GEO;
   return { country: looked.country, region: o.region ?? looked.region, city: o.city ?? looked.city };
 }
 

@@ -24,6 +24,18 @@ export function parseProps(value: unknown, field = 'props'): Record<string, stri
 
 export const MAX_NAME = 120;
 
+/** A field's refusal, beside its parsed value. */
+export type FieldError = { error: string };
+export const isError = (v: unknown): v is FieldError => typeof v === 'object' && v !== null && 'error' in v;
+
+/** An event name (live `name`/`n`, import `name`): required, a string, at most MAX_NAME characters. */
+export function parseName(v: unknown): string | FieldError {
+  if (v === undefined || v === null || v === '') return { error: 'name is required' };
+  if (typeof v !== 'string') return { error: 'name must be a string' };
+  if (v.length > MAX_NAME) return { error: `name is longer than ${MAX_NAME} characters` };
+  return v;
+}
+
 /** value_cents: a whole number of the smallest currency unit. */
 export function parseValueCents(value: unknown, field = 'value_cents'): number | undefined | string {
   if (value === undefined || value === null) return undefined;

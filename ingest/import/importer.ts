@@ -5,6 +5,7 @@ import type { Store } from '../../clickhouse/store';
 import type { GeoLookup } from '../enrich/geo';
 import { enrichEvent, SESSION_ATTRIBUTES, type SiteRef } from '../event';
 import { hash64, sessionIdFor, visitorIdFor } from '../hash';
+import { SESSION_GAP_MS } from '../live/sessions';
 import { parseImportLine, type ImportedEvent } from './line';
 
 /**
@@ -22,7 +23,6 @@ export interface ImportResult {
 const CHUNK = 10_000;
 const MAX_LINE = 64 * 1024;
 const MAX_REPORTED = 10;
-export const SESSION_GAP_MS = 30 * 60 * 1000;
 
 /** Without `visitor`, the visitor is derived from ip + user agent (see docs/COLLECTION.md). */
 const derivedVisitor = (siteId: string, e: ImportedEvent) =>

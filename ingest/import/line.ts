@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { EventInput } from '../event';
-import { MAX_NAME, parseProps, parseValueCents } from '../props';
+import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
 import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
 
 /**
@@ -17,7 +17,7 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[
 
 type Obj = Record<string, unknown>;
 
-function optString(o: Obj, field: string, max: number): string | undefined | { error: string } {
+function optString(o: Obj, field: string, max: number): string | undefined | FieldError {
   const v = o[field];
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v !== 'string') return { error: `${field} must be a string` };
@@ -25,7 +25,7 @@ function optString(o: Obj, field: string, max: number): string | undefined | { e
   return v;
 }
 
-function absoluteUrl(o: Obj, field: string): string | undefined | { error: string } {
+function absoluteUrl(o: Obj, field: string): string | undefined | FieldError {
   const v = optString(o, field, MAX_URL_LENGTH);
   if (typeof v !== 'string') return v;
   try {
@@ -42,15 +42,6 @@ function parseTs(v: unknown): Date | string {
   const ms = Date.parse(v);
   return Number.isFinite(ms) ? new Date(ms) : 'ts is not a valid date';
 }
-
-function parseName(v: unknown): string | { error: string } {
-  if (v === undefined || v === null || v === '') return { error: 'name is required' };
-  if (typeof v !== 'string') return { error: 'name must be a string' };
-  if (v.length > MAX_NAME) return { error: `name is longer than ${MAX_NAME} characters` };
-  return v;
-}
-
-const isError = (v: unknown): v is { error: string } => typeof v === 'object' && v !== null && 'error' in v;
 
 interface Required { ts: Date; name: string; url: URL }
 

@@ -44,10 +44,6 @@ export interface CollectResult {
   visitor?: string;
 }
 
-interface Pending extends Sessionable {
-  token?: string;
-}
-
 /** Plausible's built-in event names, accepted as ours. */
 const PLAUSIBLE_NAMES: Record<string, string> = { 'Outbound Link: Click': 'exit_link', 'File Download': 'file_download' };
 const LINK_EVENTS = new Set(['exit_link', 'file_download']);
@@ -68,7 +64,7 @@ export class Collector {
   private readonly salts: SaltStore;
   private readonly sessions: LiveSessions;
   private readonly geo: GeoLookup;
-  private readonly batcher: DurableBatcher<Pending, CollectResult>;
+  private readonly batcher: DurableBatcher<Sessionable, CollectResult>;
 
   constructor(private readonly deps: IngestDeps) {
     this.sites = new SiteDirectory(deps.repos);
@@ -81,7 +77,7 @@ export class Collector {
   async collect(payload: EventPayload, client: ClientInfo): Promise<CollectResult> {
     this.stats.received++;
     const tsMs = nowMs();
-    const sites = await Promise.all(payload.domains.map((d) => this.sites.peek(d) ?? this.sites.lookup(d)));
+    const sites = await Promise.all(payload.domains.map((d) => this.sites.lookup(d)));
     const known = sites.filter((s): s is LiveSite => s !== null);
     if (known.length === 0) {
       this.stats.dropped.unknown_domain++;
@@ -103,7 +99,7 @@ export class Collector {
       token: p.visitor, fromBrowser: client.fromBrowser, nowMs: tsMs,
     });
     try {
-      return await this.batcher.submit({ event, identity, tsMs, token: identity.token });
+      return await this.batcher.submit({ event, identity, tsMs });
     } catch (err) {
       if (err instanceof AppError && err.code === 'overloaded') this.stats.overloaded++;
       else this.stats.failed++;
@@ -133,7 +129,7 @@ export class Collector {
    * Batches are sessionised one after another (load, assign, save), so a batch always sees the
    * sessions the previous one opened; only the inserts overlap.
    */
-  private sessionizeInTurn(items: Pending[]): Promise<SessionizedBatch> {
+  private sessionizeInTurn(items: Sessionable[]): Promise<SessionizedBatch> {
     const turn = this.sessionTurn.then(async () => {
       const keys = [...new Set(items.flatMap((i) => i.identity.candidates.map((c) => c.key)))];
       const batch = sessionize(items, await this.sessions.load(keys));
@@ -145,7 +141,7 @@ export class Collector {
   }
 
   /** One batch: sessionise in turn, then one insert. */
-  private async write(items: Pending[]): Promise<CollectResult[]> {
+  private async write(items: Sessionable[]): Promise<CollectResult[]> {
     const { rows, ids } = await this.sessionizeInTurn(items);
     // Positional rows: ClickHouse parses them about a third faster than keyed JSON objects.
     await this.deps.store.client.insert({
@@ -153,7 +149,10 @@ export class Collector {
     });
     this.stats.stored += rows.length;
     this.stats.batches++;
-    return ids.map((r, i) => (items[i].token ? { ...r, visitor: items[i].token } : r));
+    return ids.map((r, i) => {
+      const token = items[i].identity.token;
+      return token ? { ...r, visitor: token } : r;
+    });
   }
 
   get pending(): number {

@@ -78,11 +78,7 @@ export function eventHandler(collector: Collector, trustProxy: string[]) {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'OPTIONS') return send(res, 204, null);
     const refused = precheck(req);
-    if (refused) {
-      if (refused.status === 413) res.setHeader('connection', 'close');
-      collector.stats.rejected++;
-      return sendError(res, refused);
-    }
+    if (refused) throw refused;
     const json = parseJson(await readBody(req));
     if (json instanceof AppError) throw json;
     const payload = parsePayload(json);

@@ -52,11 +52,11 @@ async function saltedCandidates(salts: SaltStore, i: IdentityInput, strict: bool
   const kind = strict ? SESSION_WINDOW : DAILY;
   const period = Math.floor(i.nowMs / kind.periodMs);
   const ip = strict ? truncateIp(i.ip) : i.ip;
-  const id = (salt: string) => hash64(kind.name, salt, i.siteId, ip, i.userAgent);
-  const out = [{ key: '', visitorId: id(await salts.salt(kind, period, i.nowMs)) }];
+  const of = (salt: string) => candidate(i.siteId, hash64(kind.name, salt, i.siteId, ip, i.userAgent));
+  const out = [of(await salts.salt(kind, period, i.nowMs))];
   const previous = await salts.existing(kind, period - 1, i.nowMs);
-  if (previous) out.push({ key: '', visitorId: id(previous) });
-  return out.map((c) => ({ ...c, key: `${i.siteId}:${c.visitorId}` }));
+  if (previous) out.push(of(previous));
+  return out;
 }
 
 export async function identify(salts: SaltStore, i: IdentityInput): Promise<Identity> {
@@ -71,7 +71,7 @@ export async function identify(salts: SaltStore, i: IdentityInput): Promise<Iden
   return { candidates: await saltedCandidates(salts, i, i.strategy === 'cookieless_strict') };
 }
 
-function firstParty(siteId: string, token: string) {
-  const visitorId = visitorIdFor(siteId, token);
-  return { key: `${siteId}:${visitorId}`, visitorId };
-}
+const firstParty = (siteId: string, token: string) => candidate(siteId, visitorIdFor(siteId, token));
+
+/** Session state is filed per site and visitor id. */
+const candidate = (siteId: string, visitorId: string) => ({ key: `${siteId}:${visitorId}`, visitorId });

@@ -1,4 +1,4 @@
-import { MAX_NAME, parseProps, parseValueCents } from '../props';
+import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
 import { parseHttpUrl } from '../enrich/url';
 
 /**
@@ -25,14 +25,14 @@ type Obj = Record<string, unknown>;
 
 const pick = (o: Obj, long: string, short: string): unknown => (o[long] !== undefined ? o[long] : o[short]);
 
-function requiredString(o: Obj, long: string, short: string): string | { error: string } {
+function requiredString(o: Obj, long: string, short: string): string | FieldError {
   const v = pick(o, long, short);
   if (v === undefined || v === null || v === '') return { error: `${long} is required` };
   if (typeof v !== 'string') return { error: `${long} must be a string` };
   return v;
 }
 
-function optionalString(o: Obj, long: string, short: string, max: number): string | undefined | { error: string } {
+function optionalString(o: Obj, long: string, short: string, max: number): string | undefined | FieldError {
   const v = pick(o, long, short);
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v !== 'string') return { error: `${long} must be a string` };
@@ -60,14 +60,11 @@ function domainsOf(o: Obj, url: URL): string[] | string {
   return [...new Set(list)];
 }
 
-const isError = (v: unknown): v is { error: string } => typeof v === 'object' && v !== null && 'error' in v;
-
 export function parsePayload(body: unknown): EventPayload | string {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object';
   const o = body as Obj;
-  const name = requiredString(o, 'name', 'n');
+  const name = parseName(pick(o, 'name', 'n'));
   if (isError(name)) return name.error;
-  if (name.length > MAX_NAME) return `name is longer than ${MAX_NAME} characters`;
   const rawUrl = requiredString(o, 'url', 'u');
   if (isError(rawUrl)) return rawUrl.error;
   const url = parseHttpUrl(rawUrl, 'url');

@@ -28,15 +28,13 @@ export class SiteDirectory {
     this.unsubscribe = onSiteChange((site) => this.replace(site));
   }
 
-  /** Cached answer without waiting, or undefined when the domain must be looked up. */
-  peek(domain: string): LiveSite | null | undefined {
+  /**
+   * The site of a domain (null: unknown or inactive). A cached answer, known or unknown, is returned
+   * as is, without a promise: that is the per-event case. Concurrent misses share one load.
+   */
+  lookup(domain: string): LiveSite | null | Promise<LiveSite | null> {
     const hit = this.cache.get(domain);
-    return hit && hit.expiresAt > Date.now() ? hit.live : undefined;
-  }
-
-  async lookup(domain: string): Promise<LiveSite | null> {
-    const hit = this.peek(domain);
-    if (hit !== undefined) return hit;
+    if (hit && hit.expiresAt > Date.now()) return hit.live;
     let p = this.pending.get(domain);
     if (!p) {
       p = this.load(domain).finally(() => this.pending.delete(domain));

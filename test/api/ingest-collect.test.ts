@@ -134,6 +134,7 @@ describe('refusals', () => {
     ['a relative url', { n: 'pageview', u: '/x' }, 400, 'invalid_request', 'url must be an absolute URL'],
     ['a non-http url', { n: 'pageview', u: 'javascript:alert(1)' }, 400, 'invalid_request', 'url must be an http or https URL'],
     ['a non-string name', { ...ok, n: 7 }, 400, 'invalid_request', 'name must be a string'],
+    ['a name over 120 characters', { ...ok, n: 'x'.repeat(121) }, 400, 'invalid_request', 'name is longer than 120 characters'],
     ['a non-string referrer', { ...ok, r: 5 }, 400, 'invalid_request', 'referrer must be a string'],
     ['props of the wrong type', { ...ok, p: [1] }, 400, 'invalid_request', 'props must be an object'],
     ['a nested prop', { ...ok, p: { a: { b: 1 } } }, 400, 'invalid_request', 'props.a'],
