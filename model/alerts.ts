@@ -4,6 +4,7 @@ import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
 import { newId, nextVersion } from '../core/ids';
 import type { ThresholdMode, TriggerType } from './alerts-rules';
+import { fetchSize } from '../core/paging';
 
 /**
  * Alerts belong to their site: `created_by` is a record of who made one, not an owner, so an alert
@@ -50,7 +51,7 @@ export class AlertsRepo {
   }
 
   list(siteId: string, page: { limit: number; offset: number }): Promise<AlertRow[]> {
-    return this.table.select('site_id = {s:UUID}', { s: siteId, lim: page.limit + 1, off: page.offset },
+    return this.table.select('site_id = {s:UUID}', { s: siteId, lim: fetchSize(page), off: page.offset },
       'ORDER BY created_at, id LIMIT {lim:UInt32} OFFSET {off:UInt64}');
   }
 
@@ -99,7 +100,7 @@ export class AlertsRepo {
     return this.store.query<FiringRow>(
       `SELECT id, alert_id, site_id, fired_at, value, threshold FROM ${this.store.table('alert_firings')} FINAL
        WHERE site_id = {s:UUID} AND alert_id = {a:UUID} ORDER BY fired_at DESC, id DESC LIMIT {lim:UInt32} OFFSET {off:UInt64}`,
-      { s: siteId, a: alertId, lim: page.limit + 1, off: page.offset },
+      { s: siteId, a: alertId, lim: fetchSize(page), off: page.offset },
     );
   }
 }

@@ -3,6 +3,7 @@ import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
 import { newId } from '../core/ids';
+import { fetchSize } from '../core/paging';
 
 /**
  * Funnels: ordered steps a visitor passes within `window_seconds`. Definitions are stored, figures
@@ -75,7 +76,7 @@ export class FunnelsRepo {
   }
 
   list(siteId: string, page: { limit: number; offset: number }): Promise<FunnelRow[]> {
-    return this.table.select('site_id = {s:UUID}', { s: siteId, lim: page.limit + 1, off: page.offset },
+    return this.table.select('site_id = {s:UUID}', { s: siteId, lim: fetchSize(page), off: page.offset },
       'ORDER BY created_at, id LIMIT {lim:UInt32} OFFSET {off:UInt64}');
   }
 

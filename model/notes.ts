@@ -4,6 +4,7 @@ import { nowMs } from '../core/clock';
 import type { Site } from '../core/domain';
 import { newId } from '../core/ids';
 import { isoInZone, localDate, zonedMidnight, type ResolvedWindow } from './notes-window';
+import { fetchSize } from '../core/paging';
 
 /**
  * Notes annotate a site's timeline. A `minute` note is pinned to its instant; a `date` note is pinned
@@ -66,7 +67,7 @@ export class NotesRepo {
    */
   list(site: Site, page: { limit: number; offset: number }, window?: ResolvedWindow): Promise<NoteRow[]> {
     const params: Record<string, unknown> = {
-      s: site.id, stz: site.timezone, lim: page.limit + 1, off: page.offset,
+      s: site.id, stz: site.timezone, lim: fetchSize(page), off: page.offset,
     };
     let where = 'site_id = {s:UUID}';
     if (window) {

@@ -7,6 +7,7 @@ import {
 import { BUILTIN_EVENTS } from '../../model/goals';
 import { baseWhere, goalCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
 import { attributedPayments } from './parts';
+import { fetchSize } from '../../core/paging';
 
 /**
  * Breakdowns: rows ranked by visitors (then label) after the filters narrowed the events, paged
@@ -70,7 +71,7 @@ export function lowerBreakdown(q: ReportQuery): BreakdownStatements {
   const ranking = {
     ...rank,
     orderBy: [desc(col('visitors')), asc(col('label')), ...Object.keys(def.extra).map((n) => asc(col(n)))],
-    limit: param('UInt32', paging.limit + 1),
+    limit: param('UInt32', fetchSize(paging)),
     offset: param('UInt64', paging.offset),
   } as SelectNode;
   const goals = raw.length ? grouped(q, def, 'events', raw, goalCondition(q.counted!)) : undefined;

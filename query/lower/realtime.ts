@@ -1,6 +1,7 @@
 import type { ReportQuery } from '../ast';
 import { and, as, asc, bin, col, desc, param, select, str, type SelectNode } from '../sql/ast';
 import { baseWhere, metricColumns, metricScope, relationOf } from './common';
+import { fetchSize } from '../../core/paging';
 
 /** Realtime: human events in the last `minutes`, always on raw events (the window is minutes long). */
 export function lowerRealtime(q: ReportQuery): SelectNode {
@@ -20,7 +21,7 @@ export function lowerRealtimeCountries(q: ReportQuery): SelectNode {
     where: and(baseWhere(q, { source: 'events' }), bin('!=', col('country'), str(''))),
     groupBy: [col('country_code')],
     orderBy: [desc(col('visitors')), asc(col('country_code'))],
-    limit: param('UInt32', paging.limit + 1),
+    limit: param('UInt32', fetchSize(paging)),
     offset: param('UInt64', paging.offset),
   });
 }
