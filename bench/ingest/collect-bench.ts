@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { benchRequests } from './payloads';
+import { cpuByThread, cpuDelta } from './proc-cpu';
 
 /**
  * POST /api/event under load with durable acknowledgement: the built server (node dist/main.js,
@@ -74,7 +75,11 @@ async function main() {
     await waitReady(httpPort);
     const org = await admin(dataDir, 'org create', { name: 'bench' });
     const site = await admin(dataDir, 'site create', { org: String(org.id), domain: 'bench.example' });
+    const cpuBefore = cpuByThread(server.pid!);
+    const ownBefore = process.cpuUsage();
     const result = await load(httpPort, 'bench.example');
+    const own = process.cpuUsage(ownBefore);
+    const serverCpu = cpuDelta(cpuBefore, cpuByThread(server.pid!));
     const stats = await admin(dataDir, 'events stats', {});
     const exited = new Promise((r) => server.once('exit', r));
     server.kill('SIGTERM');
@@ -88,11 +93,21 @@ async function main() {
       latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
       inserts: stats.batches, events_per_insert: Math.round(Number(stats.stored) / Number(stats.batches)),
       stored_rows: stored, lost: Math.max(0, accepted - stored),
+      // CPU per accepted event (µs), steadier than events/s on a shared machine: the server by thread
+      // group, and this process (autocannon).
+      cpu_us_per_event: perEvent({ ...serverCpu, load_generator: (own.user + own.system) / 1000 }, accepted),
     }, null, 2));
   } finally {
     if (server.exitCode === null) server.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+function perEvent(ms: Record<string, number>, events: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(ms)) out[k] = Math.round((v * 1000) / Math.max(1, events));
+  out.total = Object.values(out).reduce((a, b) => a + b, 0);
+  return out;
 }
 
 main().catch((err) => {
