@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { onMetaWrite } from '../clickhouse/meta';
+import { rollupFeeder } from '../clickhouse/feeder';
 import { migrate } from '../clickhouse/migrate';
 import { openStore, type Store } from '../clickhouse/store';
 import type { Config } from '../core/config';
@@ -45,6 +46,10 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
   };
   try {
     await migrate(store);
+    const feeder = rollupFeeder(store);
+    await feeder.start();
+    // Closed after the ingest flush (closers run in reverse): flushed events reach the rollups too.
+    closers.push(() => feeder.stop());
     const repos = new Repos(store);
     const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? config.redisPrefix);
     closers.push(() => redis.close());

@@ -1,3 +1,4 @@
+import { rollupFeeder } from '../clickhouse/feeder';
 import type { Store } from '../clickhouse/store';
 import type { Site } from '../core/domain';
 import type { ReportName } from './ast';
@@ -44,5 +45,7 @@ export async function runReport(
   params: Record<string, string | undefined>,
 ): Promise<{ data: unknown; meta: Record<string, unknown> }> {
   const planned = await planReport(store, site, retentionDays, report, params);
+  // Read-your-writes: every event acknowledged before this report is in the rollups it reads.
+  await rollupFeeder(store).catchUp();
   return RUNNERS[report](planned, executor(store));
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { rollupFeeder } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
 import type { GeoLookup } from '../enrich/geo';
 import { enrichEvent, SESSION_ATTRIBUTES, type SiteRef } from '../event';
@@ -37,6 +38,7 @@ export async function importEvents(store: Store, geo: GeoLookup, site: SiteRef, 
     if (result.errors.length < MAX_REPORTED) result.errors.push({ line, message });
   };
   let lineNo = 0;
+  const span = { min: Infinity, max: -Infinity };
   try {
     for await (const text of createInterface({ input: body, crlfDelay: Infinity })) {
       lineNo++;
@@ -44,6 +46,9 @@ export async function importEvents(store: Store, geo: GeoLookup, site: SiteRef, 
       if (text.length > MAX_LINE) { reject(lineNo, `line is longer than ${MAX_LINE} characters`); continue; }
       const parsed = parseImportLine(text);
       if (typeof parsed === 'string') { reject(lineNo, parsed); continue; }
+      const ts = parsed.input.ts.getTime();
+      if (ts < span.min) span.min = ts;
+      if (ts > span.max) span.max = ts;
       chunk.push({
         import_id: importId, line: lineNo,
         session_key: parsed.session !== undefined ? sessionIdFor(site.id, parsed.session) : '0',
@@ -54,7 +59,12 @@ export async function importEvents(store: Store, geo: GeoLookup, site: SiteRef, 
       if (chunk.length >= CHUNK) { await store.insert('import_staging', chunk); chunk = []; }
     }
     await store.insert('import_staging', chunk);
-    if (result.imported > 0) await store.command(sessionizeSql(store), { imp: importId });
+    if (result.imported > 0) {
+      const feeder = rollupFeeder(store);
+      await feeder.write({ siteIds: [site.id], minTs: span.min, maxTs: span.max }, () => store.command(sessionizeSql(store), { imp: importId }));
+      // The import is done when its events count in every report.
+      await feeder.catchUp();
+    }
   } finally {
     await store.command(`DELETE FROM ${store.table('import_staging')} WHERE import_id = {imp:UUID}`, { imp: importId }).catch(() => undefined);
   }

@@ -1,7 +1,10 @@
+import { rollupFeeder } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
 import { isoToCh } from '../../clickhouse/meta';
 import { nowMs } from '../../core/clock';
 import type { SiteRef } from '../event';
+
+const DAY_MS = 86_400_000;
 import { acquisition, bots, BOT_SHARE, clients, HOURS, PATH_COUNT, places, RETURNING_VISITOR_RATIO, TOP_PATHS, type Table } from './profile';
 
 /**
@@ -137,9 +140,13 @@ export async function seedEvents(store: Store, site: SiteRef, opts: SeedOptions)
   };
   const cut = await sessionCut(store, params, opts.events);
   const before = await countEvents(store, site.id);
-  await store.command(insertSql(store), { ...params, sessions: String(cut.sessions), last_events: cut.lastEvents }, {
+  const feeder = rollupFeeder(store);
+  // Sessions start up to `days` (plus a day, see sessionsSql) back and last minutes: a generous span.
+  const span = { siteIds: [site.id], minTs: nowMs() - (opts.days + 2) * DAY_MS, maxTs: nowMs() + DAY_MS };
+  await feeder.write(span, () => store.command(insertSql(store), { ...params, sessions: String(cut.sessions), last_events: cut.lastEvents }, {
     max_threads: 2, max_insert_threads: '2',
-  });
+  }));
+  await feeder.catchUp();
   return { inserted: (await countEvents(store, site.id)) - before };
 }
 

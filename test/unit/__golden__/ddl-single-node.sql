@@ -424,3 +424,45 @@ GROUP BY site_id, slice, hostname, pathname, session_id, is_bot, bot_kind;
 -- The share board's expiry clock restarts on every save, also when a save does not repeat
 -- `expires_in_days`, so the chosen number of days is kept beside the computed expires_at.
 ALTER TABLE tally.share_boards ADD COLUMN IF NOT EXISTS expires_in_days Nullable(UInt32) AFTER expires_at;
+
+-- Rollups are fed off the acknowledgement path (clickhouse/feeder.ts), no longer by materialized
+-- views on events. Measured on this machine: every part the engine writes costs about 10 ms of CPU in
+-- file-system calls, and each view wrote one part per live insert (five parts per acknowledged
+-- batch). The feeder aggregates whole block ranges of events into the same rollups about once a
+-- second, and every report first catches the rollups up with the events written before it started.
+DROP VIEW IF EXISTS tally.session_slices_mv;
+
+DROP VIEW IF EXISTS tally.page_slices_mv;
+
+DROP VIEW IF EXISTS tally.session_totals_mv;
+
+DROP VIEW IF EXISTS tally.first_seen_mv;
+
+-- Each committed insert gets the next block number; the feeder's watermark is one.
+ALTER TABLE tally.events MODIFY SETTING enable_block_number_column = 1;
+
+-- A feed retried after a crash repeats its insert_deduplication_token: the engine drops the repeat.
+ALTER TABLE tally.session_slices MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE tally.page_slices MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE tally.session_totals MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE tally.first_seen MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+-- The feeder's watermark: blocks of events up to `fed` are in every rollup; `feeding` > `fed` while
+-- the range (fed, feeding] is being fed (a restart finishes it with the same tokens).
+CREATE TABLE IF NOT EXISTS tally.rollup_feed
+(
+    source  String,
+    fed     UInt64,
+    feeding UInt64,
+    version UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY source;
+
+-- Everything stored before this migration was fed by the views it replaces.
+INSERT INTO tally.rollup_feed (source, fed, feeding, version)
+SELECT 'events', ifNull(max(max_block_number), 0), ifNull(max(max_block_number), 0), 1
+FROM system.parts WHERE database = 'tally' AND table = 'events' AND active;
