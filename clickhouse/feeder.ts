@@ -45,8 +45,21 @@ const SOURCE = 'events';
 /** How often finished writes are fed when no report asks first. */
 export const FEED_INTERVAL_MS = 1000;
 
-/** Single-threaded, one block per insert: a retried feed produces the same blocks, so its tokens match. */
-const FEED_SETTINGS: ClickHouseSettings = { max_threads: 1, max_insert_threads: '1', min_insert_block_size_rows: '0', min_insert_block_size_bytes: '0' };
+/** Events per feed insert, at most (a single larger block stays whole): bounds a feed's memory. */
+export const CHUNK_ROWS = 2_000_000;
+
+/**
+ * Each feed insert squashes its whole result into ONE block, so a retry after a crash carries the
+ * same rows under the same token whatever order the threads produced them in. optimize_on_insert
+ * off: merging rows at insert time cost up to half the feed, and merges do it later anyway.
+ */
+const FEED_SETTINGS: ClickHouseSettings = {
+  max_threads: 2,
+  max_insert_threads: '1',
+  optimize_on_insert: 0,
+  min_insert_block_size_rows: String(CHUNK_ROWS * 4),
+  min_insert_block_size_bytes: String(64 * 1024 ** 3),
+};
 
 const toChTime = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
@@ -57,8 +70,14 @@ export class RollupFeeder {
   private queued: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
 
-  /** `afterRollup` runs after each rollup's insert: crash tests throw there to cut a feed short. */
-  constructor(private readonly store: Store, private readonly hooks: { afterRollup?: (table: string) => void } = {}) {}
+  /**
+   * `afterRollup` runs after each rollup's insert: crash tests throw there to cut a feed short.
+   * `chunkRows` overrides CHUNK_ROWS (tests cut small feeds into several chunks).
+   */
+  constructor(
+    private readonly store: Store,
+    private readonly opts: { afterRollup?: (table: string) => void; chunkRows?: number } = {},
+  ) {}
 
   /** Run a write to events; its rows are fed by the next feed after it finishes. */
   async write<T>(hint: WriteHint, fn: () => Promise<T>): Promise<T> {
@@ -131,25 +150,47 @@ export class RollupFeeder {
   private async feedRange(lo: number, hi: number, writes: PendingWrite[] | null): Promise<void> {
     await this.saveState({ fed: lo, feeding: hi });
     const scope = writes && writes.length ? narrowTo(writes) : null;
-    for (const rollup of ROLLUP_FEEDS) {
-      const { sql, params } = this.feedSql(rollup, lo, hi, scope);
-      await this.store.command(sql, params, { ...FEED_SETTINGS, insert_deduplication_token: `rollup:${rollup.table}:${lo}:${hi}` });
-      this.hooks.afterRollup?.(rollup.table);
+    for (const chunk of await this.chunks(lo, hi, scope)) {
+      for (const rollup of ROLLUP_FEEDS) {
+        const { sql, params } = this.feedSql(rollup, chunk, scope);
+        await this.store.command(sql, params, { ...FEED_SETTINGS, insert_deduplication_token: `rollup:${rollup.table}:${chunk.lo}:${chunk.hi}` });
+        this.opts.afterRollup?.(rollup.table);
+      }
     }
     await this.saveState({ fed: hi, feeding: hi });
   }
 
-  private feedSql(r: RollupFeed, lo: number, hi: number, scope: WriteHint | null): { sql: string; params: Params } {
-    const where = [
-      '_block_number > {lo:UInt64}',
-      '_block_number <= {hi:UInt64}',
-      ...(scope ? ['site_id IN {sites:Array(UUID)}', "ts >= {from:DateTime64(3, 'UTC')}", "ts <= {to:DateTime64(3, 'UTC')}"] : []),
-      ...(r.where ? [r.where] : []),
-    ];
-    const params: Params = { lo, hi };
-    if (scope) Object.assign(params, { sites: scope.siteIds, from: toChTime(scope.minTs), to: toChTime(scope.maxTs) });
+  /**
+   * (lo, hi] cut into consecutive block ranges of at most CHUNK_ROWS events. The cut depends only on
+   * the rows of each block, so a retried feed cuts the same chunks and repeats the same tokens.
+   */
+  private async chunks(lo: number, hi: number, scope: WriteHint | null): Promise<BlockRange[]> {
+    const { where, params } = rangeWhere({ lo, hi }, scope);
+    const blocks = await this.store.query<{ b: number; n: number }>(
+      `SELECT _block_number AS b, count() AS n FROM ${this.store.table(SOURCE)} WHERE ${where} GROUP BY b ORDER BY b`,
+      params,
+    );
+    const out: BlockRange[] = [];
+    let start = lo;
+    let rows = 0;
+    let prev = lo;
+    for (const { b, n } of blocks) {
+      if (rows > 0 && rows + Number(n) > (this.opts.chunkRows ?? CHUNK_ROWS)) {
+        out.push({ lo: start, hi: prev });
+        start = prev;
+        rows = 0;
+      }
+      rows += Number(n);
+      prev = Number(b);
+    }
+    out.push({ lo: start, hi });
+    return out;
+  }
+
+  private feedSql(r: RollupFeed, range: BlockRange, scope: WriteHint | null): { sql: string; params: Params } {
+    const { where, params } = rangeWhere(range, scope);
     return {
-      sql: `INSERT INTO ${this.store.table(r.table)} SELECT ${r.columns} FROM ${this.store.table(SOURCE)} WHERE ${where.join(' AND ')} GROUP BY ${r.groupBy}`,
+      sql: `INSERT INTO ${this.store.table(r.table)} SELECT ${r.columns} FROM ${this.store.table(SOURCE)} WHERE ${where}${r.where ? ` AND ${r.where}` : ''} GROUP BY ${r.groupBy}`,
       params,
     };
   }
@@ -175,6 +216,22 @@ export class RollupFeeder {
     await this.store.insert('rollup_feed', [{ source: SOURCE, fed: s.fed, feeding: s.feeding, version: nextVersion() }]);
     this.state = s;
   }
+}
+
+interface BlockRange {
+  lo: number;
+  hi: number;
+}
+
+/** Events in the block range (lo, hi], narrowed to the writes' sites and times when known. */
+function rangeWhere(range: BlockRange, scope: WriteHint | null): { where: string; params: Params } {
+  const where = ['_block_number > {lo:UInt64}', '_block_number <= {hi:UInt64}'];
+  const params: Params = { lo: range.lo, hi: range.hi };
+  if (scope) {
+    where.push('site_id IN {sites:Array(UUID)}', "ts >= {from:DateTime64(3, 'UTC')}", "ts <= {to:DateTime64(3, 'UTC')}");
+    Object.assign(params, { sites: scope.siteIds, from: toChTime(scope.minTs), to: toChTime(scope.maxTs) });
+  }
+  return { where: where.join(' AND '), params };
 }
 
 /** One site list and one time span covering every write: the primary key (site, day) prunes to them. */

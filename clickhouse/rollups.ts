@@ -13,12 +13,12 @@ export interface RollupFeed {
   groupBy: string;
 }
 
-const SESSION_ATTRIBUTES = `
-    any(entry_path) AS entry_path, any(referrer) AS referrer, any(toString(channel)) AS channel,
-    any(utm_source) AS utm_source, any(utm_medium) AS utm_medium, any(utm_campaign) AS utm_campaign,
-    any(utm_term) AS utm_term, any(gad_campaign_id) AS gad_campaign_id,
-    any(toString(country)) AS country, any(toString(region)) AS region, any(toString(city)) AS city,
-    any(toString(browser)) AS browser, any(toString(os)) AS os, any(toString(device)) AS device`;
+// any() on the stored column types and one conversion per group when the rollup's column differs:
+// converting every row first (any(toString(x))) cost a fifth of the feed.
+const SESSION_ATTRIBUTES = [
+  'entry_path', 'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'gad_campaign_id',
+  'country', 'region', 'city', 'browser', 'os', 'device',
+].map((c) => `any(${c}) AS ${c}`).join(', ');
 
 const QUARTER = `toDateTime(toStartOfFifteenMinutes(ts), 'UTC') AS slice`;
 
@@ -43,7 +43,7 @@ export const ROLLUP_FEEDS: readonly RollupFeed[] = [
     // Whole sessions ordered by their start.
     table: 'session_totals',
     columns: `site_id, session_start, session_id,
-    any(visitor_id) AS visitor_id, max(is_bot) AS is_bot, any(toString(bot_kind)) AS bot_kind,
+    any(visitor_id) AS visitor_id, max(is_bot) AS is_bot, any(bot_kind) AS bot_kind,
     min(ts) AS first_ts, max(ts) AS last_ts,
     toUInt64(countIf(name = 'pageview')) AS pageviews, toUInt64(count()) AS events, ${SESSION_ATTRIBUTES}`,
     groupBy: 'site_id, session_start, session_id',

@@ -96,6 +96,27 @@ test('a feed cut short after its first rollup is finished by the next start, not
   expect(await totals(site)).toEqual(EXPECTED);
 });
 
+test('a feed cut into chunks and crashed mid-way is finished by the next start with the same chunks', async () => {
+  const site = randomUUID();
+  await rollupFeeder(store).catchUp();
+  const rows = tenEvents(site);
+  // Four blocks of 4, 3, 2 and 1 events; chunks of at most 3 events: [4] [3] [2, 1].
+  for (const part of [rows.slice(0, 4), rows.slice(4, 7), rows.slice(7, 9), rows.slice(9)]) await store.insert('events', part);
+  let inserts = 0;
+  const crashing = new RollupFeeder(store, {
+    chunkRows: 3,
+    afterRollup: () => {
+      if (++inserts === 6) throw new Error('simulated crash in the second chunk');
+    },
+  });
+  await crashing.catchUp();
+  expect((await totals(site)).slices_events).toBe(7); // both finished chunks' session slices
+  const restarted = new RollupFeeder(store, { chunkRows: 3 });
+  await restarted.start();
+  await restarted.stop();
+  expect(await totals(site)).toEqual(EXPECTED);
+});
+
 test('blocks stored but never fed before a restart are fed when the feeder starts', async () => {
   const site = randomUUID();
   await store.insert('events', tenEvents(site));
