@@ -1,5 +1,7 @@
+import { setClock } from '../../core/clock';
 import { sessionIdFor, visitorIdFor } from '../../ingest/hash';
 import { startTestService, type TestService } from '../support/harness';
+import { request } from '../support/http';
 
 /** `events import` end to end: real chDB, rows read back from the events table. */
 let svc: TestService;
@@ -217,5 +219,25 @@ describe('sessions continue the visitor\'s stored session across import runs', (
     const r = await rows(t.siteId);
     expect(r).toHaveLength(4);
     expect(new Set(r.map((x) => x.session_id))).toEqual(new Set([stored[0].session_id]));
+  });
+
+  test('an import continues a live session when its visitor is the first-party token live ingest issued', async () => {
+    const t = await svc.tenant({ scopes: ['settings:write'] });
+    expect((await svc.api('PATCH', `/sites/${t.siteId}/settings`, { token: t.token, body: { session_strategy: 'first_party_cookie' } })).status).toBe(200);
+    setClock('2026-04-02T10:00:00Z');
+    try {
+      const live = await request('POST', `${svc.base}/api/event`, {
+        raw: JSON.stringify({ n: 'pageview', u: `https://${t.domain}/live`, d: t.domain }),
+        headers: { 'content-type': 'text/plain', 'user-agent': CHROME_MAC, origin: `https://${t.domain}` },
+      });
+      expect(live.status).toBe(202);
+      await svc.admin('events import', { site: t.siteId }, ndjson([line(t.domain, live.body.visitor, '2026-04-02T10:20:00Z', '/imported')]));
+      const [stored, imported] = await rows(t.siteId);
+      expect(stored).toMatchObject({ pathname: '/live', session_id: live.body.session_id });
+      expect(imported).toMatchObject({ pathname: '/imported', visitor_id: live.body.visitor_id, session_id: live.body.session_id,
+        session_start: '2026-04-02 10:00:00.000', entry_path: '/live' });
+    } finally {
+      setClock(null);
+    }
   });
 });
