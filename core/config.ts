@@ -28,6 +28,8 @@ export interface Config {
   redisPrefix: string;
   role: Role;
   rateLimitPerMinute: number;
+  /** Live events waiting for their insert beyond which POST /api/event answers 503 (bounds memory). */
+  ingestMaxPending: number;
   geoipDb?: string;
   logLevel: string;
 }
@@ -100,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: redisPrefix(env.TALLY_REDIS_PREFIX),
     role,
     rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600, 1),
+    ingestMaxPending: int('TALLY_INGEST_MAX_PENDING', env.TALLY_INGEST_MAX_PENDING, 20_000, 1, 1_000_000),
     geoipDb: env.TALLY_GEOIP_DB || undefined,
     logLevel: logLevel(env.TALLY_LOG_LEVEL),
   };

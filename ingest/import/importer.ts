@@ -11,8 +11,9 @@ import { parseImportLine, type ImportedEvent } from './line';
 
 /**
  * `tally events import`: stream NDJSON, enrich each good line exactly as live ingest would, stage
- * the rows in ClickHouse, then cut sessions and copy session attributes there with one
- * INSERT ... SELECT (window functions), so memory stays flat whatever the file size. Bad lines are
+ * the rows in ClickHouse, then cut sessions (continuing the visitors' stored sessions) and copy
+ * session attributes there with one INSERT ... SELECT (window functions), so memory stays flat
+ * whatever the file size. Bad lines are
  * counted and the first ten reported with their line numbers; good lines import regardless.
  */
 export interface ImportResult {
@@ -61,7 +62,8 @@ export async function importEvents(store: Store, geo: GeoLookup, site: SiteRef, 
     await store.insert('import_staging', chunk);
     if (result.imported > 0) {
       const feeder = rollupFeeder(store);
-      await feeder.write({ siteIds: [site.id], minTs: span.min, maxTs: span.max }, () => store.command(sessionizeSql(store), { imp: importId }));
+      const write = () => store.command(sessionizeSql(store), { imp: importId, site: site.id });
+      await feeder.write({ siteIds: [site.id], minTs: span.min, maxTs: span.max }, write);
       // The import is done when its events count in every report.
       await feeder.catchUp();
     }
@@ -73,33 +75,73 @@ export async function importEvents(store: Store, geo: GeoLookup, site: SiteRef, 
 
 const OWN = ['site_id', 'ts', 'name', 'event_id', 'visitor_id', 'is_bot', 'bot_kind', 'crawler_name', 'crawler_operator',
   'hostname', 'pathname', 'link', 'value_cents', 'props'];
+/** What a session hands to each of its events besides its id: start, entry page, first-event attributes. */
+const CARRIED = ['session_start', 'entry_path', 'entry_hostname', ...SESSION_ATTRIBUTES];
+const SESSION_FIELDS = ['session_id', ...CARRIED];
 
 /**
- * Sessions per visitor: a gap of 30 minutes or more starts a new one (lines with an explicit
- * `session` keep it). The session id hashes site, visitor and the session's first timestamp, so
- * re-importing the same file gives the same ids. Every event then takes its session's first-event
- * attributes (ties on ts broken by line order). Output columns are positional: aliases here would
- * shadow the source columns.
+ * Sessions per visitor, continuing the visitor's stored sessions (docs/COLLECTION.md "Sessions"):
+ * the import's lines without `session` are merged, per visitor, with that visitor's stored events of
+ * the site from 30 minutes before the import's first line to its last, in ts order (a stored event
+ * first on a tie, then line order). A gap of 30 minutes or more starts a new segment, and every stored
+ * event starts a new run within its segment. A run led by a stored event is that stored session's
+ * continuation: its imported events take the stored session id, start and attributes. A run led by an
+ * imported line is a new session whose id hashes site, visitor and first timestamp (re-importing a
+ * file gives the same ids) and whose attributes are its first line's. Stored rows are only read, never
+ * rewritten. Lines with an explicit `session` keep it whatever the gaps and never meet stored rows.
+ *
+ * One INSERT ... SELECT of window functions, so ClickHouse sorts (and may spill) instead of Node
+ * holding rows; the stored side is read through the primary key (site, date range).
  */
 function sessionizeSql(store: Store): string {
-  const s = 'OVER s';
-  const attrs = SESSION_ATTRIBUTES.map((a) => `first_value(${a}) ${s}`);
-  const lag = 'PARTITION BY visitor_id, session_key ORDER BY ts, line ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW';
   return `
-INSERT INTO ${store.table('events')} (${OWN.join(', ')}, session_id, session_start, entry_path, entry_hostname, ${SESSION_ATTRIBUTES.join(', ')})
-SELECT ${OWN.join(', ')}, sid, min(ts) ${s}, first_value(pathname) ${s}, first_value(hostname) ${s}, ${attrs.join(', ')}
-FROM (
-  SELECT *, if(session_key != 0, session_key, cityHash64(site_id, visitor_id, first_ts)) AS sid
+INSERT INTO ${store.table('events')} (${[...OWN, ...SESSION_FIELDS].join(', ')})
+SELECT ${[...OWN, ...SESSION_FIELDS.map((f) => `run_${f}`)].join(', ')}
+FROM (${runsSql(store)})
+WHERE from_import`;
+}
+
+/**
+ * Imported lines and stored events of the same visitors, as one stream sharing column names (own_*:
+ * the session fields the row would hand on if it led a run). Lines with an explicit session are
+ * partitioned by that session alone (visitor 0); stored rows carry session_key 0, so never join them.
+ */
+function mergedSql(store: Store): string {
+  const staging = store.table('import_staging');
+  const ofImport = 'import_id = {imp:UUID}';
+  const imported = `SELECT 1 AS from_import, line, session_key, if(session_key = 0, visitor_id, 0) AS partition_visitor,
+      ${OWN.join(', ')}, 0 AS own_session_id, ts AS own_session_start, pathname AS own_entry_path, hostname AS own_entry_hostname,
+      ${SESSION_ATTRIBUTES.map((a) => `${a} AS own_${a}`).join(', ')}
+    FROM ${staging} WHERE ${ofImport}`;
+  // Only stored events that can precede an imported line by less than 30 minutes matter.
+  const stored = `SELECT 0, 0, 0, visitor_id, ${OWN.join(', ')}, ${SESSION_FIELDS.join(', ')}
+    FROM ${store.table('events')}
+    WHERE site_id = {site:UUID}
+      AND ts >= (SELECT min(ts) FROM ${staging} WHERE ${ofImport}) - toIntervalMillisecond(${SESSION_GAP_MS})
+      AND ts <= (SELECT max(ts) FROM ${staging} WHERE ${ofImport})
+      AND visitor_id IN (SELECT visitor_id FROM ${staging} WHERE ${ofImport} AND session_key = 0)`;
+  return `${imported}\n    UNION ALL\n    ${stored}`;
+}
+
+/** Each row with its run's session fields (run_*): the first row of the run gives them. */
+function runsSql(store: Store): string {
+  const order = 'ORDER BY ts, from_import, line';
+  const visitor = `PARTITION BY partition_visitor, session_key ${order}`;
+  const run = `PARTITION BY partition_visitor, session_key, segment, stored_seen ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING`;
+  const first = (col: string) => `first_value(${col}) OVER (${run})`;
+  const carried = CARRIED.map((f) => `${first(`own_${f}`)} AS run_${f}`);
+  return `
+  SELECT *,
+    if(session_key != 0, session_key,
+       if(${first('from_import')} = 0, ${first('own_session_id')}, cityHash64(site_id, visitor_id, ${first('ts')}))) AS run_session_id,
+    ${carried.join(',\n    ')}
   FROM (
-    SELECT *, min(ts) OVER (PARTITION BY visitor_id, session_key, seq) AS first_ts
+    SELECT *, sum(gap) OVER (${visitor} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS segment,
+      sum(is_stored) OVER (${visitor} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS stored_seen
     FROM (
-      SELECT *, sum(gap) OVER (${lag}) AS seq
-      FROM (
-        SELECT *, toUInt8(session_key = 0 AND dateDiff('millisecond', lagInFrame(ts, 1, ts) OVER (${lag}), ts) >= ${SESSION_GAP_MS}) AS gap
-        FROM ${store.table('import_staging')} WHERE import_id = {imp:UUID}
-      )
+      SELECT *, toUInt8(from_import = 0) AS is_stored,
+        toUInt8(session_key = 0 AND dateDiff('millisecond', lagInFrame(ts, 1, ts) OVER (${visitor} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), ts) >= ${SESSION_GAP_MS}) AS gap
+      FROM (${mergedSql(store)})
     )
-  )
-)
-WINDOW s AS (PARTITION BY sid ORDER BY ts, line ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)`;
+  )`;
 }

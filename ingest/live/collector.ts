@@ -29,6 +29,8 @@ export interface IngestDeps {
   repos: Repos;
   redis: RedisHandle;
   geoipDb?: string;
+  /** Events waiting for an insert beyond which new ones are refused with 503 (TALLY_INGEST_MAX_PENDING). */
+  maxPending: number;
 }
 
 export interface ClientInfo {
@@ -49,7 +51,6 @@ export interface CollectResult {
 const PLAUSIBLE_NAMES: Record<string, string> = { 'Outbound Link: Click': 'exit_link', 'File Download': 'file_download' };
 const LINK_EVENTS = new Set(['exit_link', 'file_download']);
 
-export const MAX_PENDING = 20_000;
 const MAX_BATCH = 5_000;
 /**
  * One insert at a time. Measured: chDB runs concurrent inserts one after another (4 concurrent took as
@@ -72,7 +73,7 @@ export class Collector {
     this.salts = new SaltStore(deps.redis);
     this.sessions = new LiveSessions(deps.redis);
     this.geo = geoLookup(deps.geoipDb);
-    this.batcher = new DurableBatcher((items) => this.write(items), { maxPending: MAX_PENDING, maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
+    this.batcher = new DurableBatcher((items) => this.write(items), { maxPending: deps.maxPending, maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
   }
 
   async collect(payload: EventPayload, client: ClientInfo): Promise<CollectResult> {

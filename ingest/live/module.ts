@@ -22,7 +22,9 @@ export interface IngestContext {
 const collectors = new WeakMap<object, Collector>();
 
 export function collectionModule(ctx: IngestContext): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const collector = new Collector({ store: ctx.store, repos: ctx.repos, redis: ctx.redis, geoipDb: ctx.config.geoipDb });
+  const collector = new Collector({
+    store: ctx.store, repos: ctx.repos, redis: ctx.redis, geoipDb: ctx.config.geoipDb, maxPending: ctx.config.ingestMaxPending,
+  });
   collectors.set(ctx, collector);
   ctx.onShutdown.unshift(() => collector.close());
   return eventHandler(collector, ctx.config.trustProxy);

@@ -1,5 +1,7 @@
+import { setClock } from '../../core/clock';
 import { sessionIdFor, visitorIdFor } from '../../ingest/hash';
 import { startTestService, type TestService } from '../support/harness';
+import { request } from '../support/http';
 
 /** `events import` end to end: real chDB, rows read back from the events table. */
 let svc: TestService;
@@ -134,4 +136,108 @@ test('bad lines are rejected with their line numbers while good lines import', a
 
 test('an unknown site is refused', async () => {
   await expect(svc.admin('events import', { site: '00000000-0000-4000-8000-000000000000' }, '')).rejects.toMatchObject({ status: 404 });
+});
+
+describe('sessions continue the visitor\'s stored session across import runs', () => {
+  const line = (domain: string, visitor: string, ts: string, pathname: string, extra: object = {}) =>
+    ({ ts, name: 'pageview', url: `https://${domain}${pathname}`, visitor, user_agent: CHROME_MAC, ...extra });
+
+  /** One session of visitor v, 10:00 and 10:10, entered on /a from Google. */
+  const importFirstFile = (domain: string, siteId: string) =>
+    svc.admin('events import', { site: siteId }, ndjson([
+      line(domain, 'v', '2026-04-01T10:00:00Z', '/a', { referrer: 'https://www.google.com/' }),
+      line(domain, 'v', '2026-04-01T10:10:00Z', '/b'),
+    ]));
+
+  async function firstRun(domain: string, siteId: string): Promise<Row[]> {
+    await importFirstFile(domain, siteId);
+    const stored = await rows(siteId);
+    expect(stored).toHaveLength(2);
+    expect(stored[1].session_id).toBe(stored[0].session_id);
+    return stored;
+  }
+
+  test('a second import within 30 minutes joins the stored session, with its id, start and first-event attributes', async () => {
+    const t = await svc.tenant();
+    const [first] = await firstRun(t.domain, t.siteId);
+    await svc.admin('events import', { site: t.siteId }, ndjson([
+      line(t.domain, 'v', '2026-04-01T10:30:00Z', '/c', { referrer: 'https://chatgpt.com/' }),
+      // 45 minutes after the stored 10:10, but 25 after the imported 10:30: still the same session.
+      line(t.domain, 'v', '2026-04-01T10:55:00Z', '/d'),
+      // Another visitor of the same import is not pulled into v's session.
+      line(t.domain, 'w', '2026-04-01T10:31:00Z', '/w'),
+    ]));
+    const r = await rows(t.siteId);
+    const ofV = r.filter((x) => x.visitor_id === visitorIdFor(t.siteId, 'v'));
+    expect(ofV.map((x) => x.pathname)).toEqual(['/a', '/b', '/c', '/d']);
+    for (const x of ofV) {
+      expect(x).toMatchObject({ session_id: first.session_id, session_start: '2026-04-01 10:00:00.000', entry_path: '/a', referrer: 'google.com', channel: 'Organic Search' });
+    }
+    const w = r.find((x) => x.pathname === '/w')!;
+    expect(w.session_id).not.toBe(first.session_id);
+    expect(w).toMatchObject({ session_start: '2026-04-01 10:31:00.000', entry_path: '/w' });
+  });
+
+  test('an import 30 minutes or more after the stored session starts a new one', async () => {
+    const t = await svc.tenant();
+    const [first] = await firstRun(t.domain, t.siteId);
+    await svc.admin('events import', { site: t.siteId }, ndjson([
+      line(t.domain, 'v', '2026-04-01T10:40:00Z', '/late', { referrer: 'https://chatgpt.com/' }), // exactly 30:00 after 10:10
+      line(t.domain, 'v', '2026-04-01T10:45:00Z', '/later'),
+    ]));
+    const [, , late, later] = await rows(t.siteId);
+    expect(late.session_id).not.toBe(first.session_id);
+    expect(later.session_id).toBe(late.session_id);
+    for (const x of [late, later]) {
+      expect(x).toMatchObject({ session_start: '2026-04-01 10:40:00.000', entry_path: '/late', referrer: 'chatgpt.com', channel: 'AI Assistants' });
+    }
+  });
+
+  test('imported events before or between stored ones never rewrite the stored rows', async () => {
+    const t = await svc.tenant();
+    const stored = await firstRun(t.domain, t.siteId);
+    await svc.admin('events import', { site: t.siteId }, ndjson([
+      line(t.domain, 'v', '2026-04-01T09:50:00Z', '/before', { referrer: 'https://news.ycombinator.com/' }),
+      line(t.domain, 'v', '2026-04-01T10:05:00Z', '/between'),
+    ]));
+    const r = await rows(t.siteId);
+    expect(r.map((x) => x.pathname)).toEqual(['/before', '/a', '/between', '/b']);
+    const [before, a, between, b] = r;
+    // The stored rows are exactly as the first run wrote them.
+    expect([a, b]).toEqual(stored);
+    // Before the stored session: a session of its own (stored rows are not re-cut to start earlier).
+    expect(before.session_id).not.toBe(a.session_id);
+    expect(before).toMatchObject({ session_start: '2026-04-01 09:50:00.000', entry_path: '/before', referrer: 'news.ycombinator.com' });
+    // Between stored events: continues the stored session that precedes it.
+    expect(between).toMatchObject({ session_id: a.session_id, session_start: '2026-04-01 10:00:00.000', entry_path: '/a', referrer: 'google.com' });
+  });
+
+  test('re-importing the same file lands on the same sessions', async () => {
+    const t = await svc.tenant();
+    const stored = await firstRun(t.domain, t.siteId);
+    await importFirstFile(t.domain, t.siteId);
+    const r = await rows(t.siteId);
+    expect(r).toHaveLength(4);
+    expect(new Set(r.map((x) => x.session_id))).toEqual(new Set([stored[0].session_id]));
+  });
+
+  test('an import continues a live session when its visitor is the first-party token live ingest issued', async () => {
+    const t = await svc.tenant({ scopes: ['settings:write'] });
+    expect((await svc.api('PATCH', `/sites/${t.siteId}/settings`, { token: t.token, body: { session_strategy: 'first_party_cookie' } })).status).toBe(200);
+    setClock('2026-04-02T10:00:00Z');
+    try {
+      const live = await request('POST', `${svc.base}/api/event`, {
+        raw: JSON.stringify({ n: 'pageview', u: `https://${t.domain}/live`, d: t.domain }),
+        headers: { 'content-type': 'text/plain', 'user-agent': CHROME_MAC, origin: `https://${t.domain}` },
+      });
+      expect(live.status).toBe(202);
+      await svc.admin('events import', { site: t.siteId }, ndjson([line(t.domain, live.body.visitor, '2026-04-02T10:20:00Z', '/imported')]));
+      const [stored, imported] = await rows(t.siteId);
+      expect(stored).toMatchObject({ pathname: '/live', session_id: live.body.session_id });
+      expect(imported).toMatchObject({ pathname: '/imported', visitor_id: live.body.visitor_id, session_id: live.body.session_id,
+        session_start: '2026-04-02 10:00:00.000', entry_path: '/live' });
+    } finally {
+      setClock(null);
+    }
+  });
 });

@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       redisPrefix: 'tally',
       role: 'all',
       rateLimitPerMinute: 600,
+      ingestMaxPending: 20_000,
       geoipDb: undefined,
       logLevel: 'info',
     });
@@ -29,13 +30,13 @@ describe('loadConfig', () => {
       TALLY_TLS_CERT: '/c.pem', TALLY_TLS_KEY: '/k.pem', TALLY_TRUST_PROXY: '10.0.0.0/8, loopback,::1',
       TALLY_ADMIN_SOCKET: '/run/tally.sock', CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u',
       CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'analytics', CLICKHOUSE_CLUSTER: 'c1', REDIS_URL: 'redis://r:6379/2',
-      TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_GEOIP_DB: '/geo.mmdb', TALLY_LOG_LEVEL: 'debug',
+      TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_INGEST_MAX_PENDING: '500', TALLY_GEOIP_DB: '/geo.mmdb', TALLY_LOG_LEVEL: 'debug',
     });
     expect(c).toEqual({
       dataDir: '/var/lib/tally', host: '127.0.0.1', httpsPort: 443, httpPort: 80, tlsCert: '/c.pem', tlsKey: '/k.pem',
       trustProxy: ['10.0.0.0/8', 'loopback', '::1'], adminSocket: '/run/tally.sock',
       clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'analytics', cluster: 'c1' },
-      redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, geoipDb: '/geo.mmdb', logLevel: 'debug',
+      redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, ingestMaxPending: 500, geoipDb: '/geo.mmdb', logLevel: 'debug',
     });
   });
 
@@ -50,6 +51,8 @@ describe('loadConfig', () => {
     [{ TALLY_RATE_LIMIT_PER_MINUTE: '1.5' }, /TALLY_RATE_LIMIT_PER_MINUTE/],
     [{ TALLY_TRUST_PROXY: 'proxy.example.com' }, /TALLY_TRUST_PROXY: "proxy.example.com"/],
     [{ TALLY_TRUST_PROXY: '10.0.0.0/33' }, /TALLY_TRUST_PROXY: "10.0.0.0\/33"/],
+    [{ TALLY_INGEST_MAX_PENDING: '0' }, /TALLY_INGEST_MAX_PENDING must be an integer from 1 to 1000000/],
+    [{ TALLY_INGEST_MAX_PENDING: '20k' }, /TALLY_INGEST_MAX_PENDING/],
     [{ TALLY_LOG_LEVEL: 'loud' }, /TALLY_LOG_LEVEL must be one of/],
     [{ TALLY_REDIS_PREFIX: 'a b' }, /TALLY_REDIS_PREFIX must be/],
   ])('%j is refused with a message naming the variable', (env, message) => {

@@ -1,0 +1,70 @@
+import { collectorOf } from '../../ingest/live/module';
+import { startTestService, type TestService } from '../support/harness';
+import { request, type HttpResult } from '../support/http';
+
+/**
+ * PRODUCT.md §3 over real HTTP: when the ingest buffer is full the answer is 503 `overloaded` with
+ * Retry-After, never a silent drop, and every 202 is a stored row. The buffer is made tiny
+ * (TALLY_INGEST_MAX_PENDING) and is filled deterministically, not by timing luck: chDB runs one
+ * statement at a time, so a slow query started through the same store holds the collector's insert
+ * back, and events sent meanwhile can only wait in the buffer or be refused.
+ */
+const MAX_PENDING = 3;
+const BURST = 40;
+/** 20 one-row blocks of 250 ms: the engine stays busy for about 5 s, far longer than the burst takes. */
+const HOLD_ENGINE_SQL = 'SELECT count() AS n FROM numbers(20) WHERE sleepEachRow(0.25) = 0 SETTINGS max_block_size = 1';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ TALLY_INGEST_MAX_PENDING: String(MAX_PENDING) });
+});
+afterAll(() => svc.stop());
+
+const post = (domain: string, i: number): Promise<HttpResult> =>
+  request('POST', `${svc.plainBase}/api/event`, {
+    body: { name: 'pageview', url: `https://${domain}/burst/${i}`, domain },
+    headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36' },
+  });
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function storedRows(siteId: string): Promise<number> {
+  const store = svc.running.ctx.store;
+  const [row] = await store.query<{ n: number }>(`SELECT count() AS n FROM ${store.table('events')} WHERE site_id = {s:UUID}`, { s: siteId });
+  return row.n;
+}
+
+test('a full ingest buffer answers 503 overloaded with Retry-After, and every 202 is a stored event', async () => {
+  const t = await svc.tenant({ domain: 'burst.example' });
+  const collector = collectorOf(svc.running.ctx)!;
+  // Warm the site cache while the engine is free, so burst events reach the buffer without a lookup.
+  expect((await post(t.domain, 0)).status).toBe(202);
+  const overloadedBefore = collector.stats.overloaded;
+
+  const store = svc.running.ctx.store;
+  const hold = store.query<{ n: number }>(HOLD_ENGINE_SQL);
+  await pause(200); // the slow query reaches the engine first
+  // A lead event takes the one insert slot (its insert then waits behind the slow query) ...
+  const lead = post(t.domain, 1);
+  await pause(300);
+  // ... so of the burst, exactly MAX_PENDING events can wait in the buffer and the rest are refused.
+  const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => post(t.domain, i + 2)));
+  const answers = [await lead, ...burst];
+  expect(await hold).toEqual([{ n: 20 }]);
+
+  const statuses = answers.map((a) => a.status);
+  expect(statuses.filter((s) => s !== 202 && s !== 503)).toEqual([]);
+  const refused = answers.filter((a) => a.status === 503);
+  expect(refused).toHaveLength(BURST - MAX_PENDING);
+  for (const r of refused) {
+    expect(r.headers['retry-after']).toBe('2');
+    expect(r.body).toEqual({ error: expect.objectContaining({ code: 'overloaded', message: expect.stringContaining('capacity') }) });
+  }
+  expect(collector.stats.overloaded - overloadedBefore).toBe(refused.length);
+
+  const accepted = statuses.filter((s) => s === 202).length;
+  expect(accepted).toBe(1 + MAX_PENDING);
+  // The 202s were sent after their insert committed, so the rows are there now: warm-up + accepted.
+  expect(await storedRows(t.siteId)).toBe(1 + accepted);
+  expect(collector.pending).toBe(0);
+});
