@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { onMetaWrite } from '../clickhouse/meta';
 import { rollupFeeder } from '../clickhouse/feeder';
+import { redisFeedLock } from '../clickhouse/feed-lock';
 import { migrate } from '../clickhouse/migrate';
 import { openStore, type Store } from '../clickhouse/store';
 import type { Config } from '../core/config';
@@ -46,13 +47,16 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
   };
   try {
     await migrate(store);
-    const feeder = rollupFeeder(store);
-    await feeder.start();
-    // Closed after the ingest flush (closers run in reverse): flushed events reach the rollups too.
-    closers.push(() => feeder.stop());
     const repos = new Repos(store);
     const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? config.redisPrefix);
     closers.push(() => redis.close());
+    const feeder = rollupFeeder(store);
+    // With a ClickHouse server other processes feed the same rollups: one at a time, by lease.
+    if (!store.embedded) feeder.useLock(redisFeedLock(redis, store.database));
+    await redis.attempted;
+    await feeder.start();
+    // Stopped after the ingest flush (closers run in reverse): flushed events reach the rollups too.
+    closers.push(() => feeder.stop());
     const stopAuthCache = attachAuthCache(repos, store, redis);
     closers.push(async () => stopAuthCache());
     const queues = startQueues(redis, { store, repos }, { runWorkers: config.role !== 'api' });

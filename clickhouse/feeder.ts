@@ -1,6 +1,7 @@
 import type { ClickHouseSettings } from '@clickhouse/client';
 import { nextVersion } from '../core/ids';
 import { logger } from '../core/logger';
+import type { FeedLock } from './feed-lock';
 import { ROLLUP_FEEDS, type RollupFeed } from './rollups';
 import type { Params, Store } from './store';
 
@@ -23,7 +24,8 @@ import type { Params, Store } from './store';
  * TRAP: in embedded mode every write to events must go through `write()`. The feeder narrows a feed
  * to the sites and times of the writes it knows of (primary-key pruning instead of a scan of every
  * block number); a write it does not know of would be skipped. With a ClickHouse server other
- * processes write too, so there it feeds whole block ranges.
+ * processes write too, so there (`shared`) it feeds whole block ranges, reads the watermark afresh
+ * for every feed, and feeds only while holding a lease (`FeedLock`) that other processes respect.
  */
 export interface WriteHint {
   siteIds: readonly string[];
@@ -72,12 +74,24 @@ export class RollupFeeder {
 
   /**
    * `afterRollup` runs after each rollup's insert: crash tests throw there to cut a feed short.
-   * `chunkRows` overrides CHUNK_ROWS (tests cut small feeds into several chunks).
+   * `chunkRows` overrides CHUNK_ROWS (tests cut small feeds into several chunks). `shared` (default:
+   * not embedded) means other processes feed the same tables.
    */
   constructor(
     private readonly store: Store,
-    private readonly opts: { afterRollup?: (table: string) => void; chunkRows?: number } = {},
+    private readonly opts: { afterRollup?: (table: string) => void; chunkRows?: number; shared?: boolean } = {},
   ) {}
+
+  private lock: FeedLock | null = null;
+
+  private get shared(): boolean {
+    return this.opts.shared ?? !this.store.embedded;
+  }
+
+  /** The cross-process lease shared feeders take (set at start-up where Redis is configured). */
+  useLock(lock: FeedLock): void {
+    this.lock = lock;
+  }
 
   /** Run a write to events; its rows are fed by the next feed after it finishes. */
   async write<T>(hint: WriteHint, fn: () => Promise<T>): Promise<T> {
@@ -127,7 +141,11 @@ export class RollupFeeder {
    */
   private async feed(): Promise<void> {
     try {
-      await this.feedOnce();
+      if (!this.shared) return await this.feedOnce();
+      // Another process may have moved the watermark since this one last looked.
+      this.state = null;
+      const fed = this.lock ? await this.lock.withLease(() => this.feedOnce()) : false;
+      if (!fed) logger.debug('rollup feed skipped: another process holds the feed lease, or there is no lease to take');
     } catch (err) {
       this.state = null;
       logger.error({ err: (err as Error).message }, 'rollup feed failed; retrying with the next feed');
@@ -142,7 +160,7 @@ export class RollupFeeder {
     const hi = await this.highestBlock();
     if (hi > state.fed) {
       // Every write registered now (finished or still running) may own blocks <= hi.
-      await this.feedRange(state.fed, hi, this.store.embedded ? [...this.pending] : null);
+      await this.feedRange(state.fed, hi, this.shared ? null : [...this.pending]);
     }
     for (const w of finished) this.pending.delete(w);
   }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { redisFeedLock } from '../../clickhouse/feed-lock';
 import { RollupFeeder, rollupFeeder } from '../../clickhouse/feeder';
 import { migrate } from '../../clickhouse/migrate';
 import { openStore, type Store } from '../../clickhouse/store';
+import { connectRedis, type RedisHandle } from '../../infra/redis';
 
 /**
  * The rollup feeder on the real engine: every stored event reaches every rollup exactly once —
@@ -14,11 +16,18 @@ import { openStore, type Store } from '../../clickhouse/store';
 let store: Store;
 const database = `feeder_${process.pid}_${Date.now()}`;
 
+let redis: RedisHandle;
+
 beforeAll(async () => {
   store = openStore({ database, dataDir: path.join(os.tmpdir(), `tally-jest-${process.pid}`) });
   await migrate(store);
+  redis = connectRedis(process.env.TALLY_REDIS_URL ?? 'redis://127.0.0.1:6379', `feeder-test-${process.pid}`);
+  await redis.attempted;
 });
-afterAll(() => store.close());
+afterAll(async () => {
+  await redis.close();
+  await store.close();
+});
 
 const event = (site: string, session: number, ts: string, name = 'pageview', pathname = '/a') => ({
   site_id: site, ts, name, event_id: randomUUID(), visitor_id: session * 10, session_id: session,
@@ -136,5 +145,44 @@ test('a report-time catch-up includes a write that finished while a feed was run
   await feeder.write(hint(site), () => store.insert('events', rows.slice(5)));
   await feeder.catchUp();
   await first;
+  expect(await totals(site)).toEqual(EXPECTED);
+});
+
+test('feeders of several processes (a ClickHouse server) take turns by lease and count each event once', async () => {
+  const site = randomUUID();
+  await rollupFeeder(store).catchUp();
+  const lock = redisFeedLock(redis, database);
+  // Two "processes": each reads the watermark afresh and feeds whole block ranges under the lease.
+  const a = new RollupFeeder(store, { shared: true });
+  const b = new RollupFeeder(store, { shared: true });
+  a.useLock(lock);
+  b.useLock(lock);
+  const rows = tenEvents(site);
+  await store.insert('events', rows.slice(0, 5));
+  // While a holds the lease, b's feed is skipped, not run beside it.
+  await lock.withLease(async () => {
+    await b.catchUp();
+    expect((await totals(site)).slices_events).toBe(0);
+  });
+  // Taking turns: each must start from the watermark the other left, not from its own last feed.
+  await a.catchUp();
+  await store.insert('events', rows.slice(5, 8));
+  await b.catchUp();
+  await store.insert('events', rows.slice(8));
+  await a.catchUp();
+  expect(await totals(site)).toEqual(EXPECTED);
+  // At the same time: one feeds, the others skip or find nothing new.
+  await Promise.all([a.catchUp(), b.catchUp(), a.catchUp(), b.catchUp()]);
+  expect(await totals(site)).toEqual(EXPECTED);
+});
+
+test('a shared feeder without a lease to take does not feed', async () => {
+  const site = randomUUID();
+  await rollupFeeder(store).catchUp();
+  await store.insert('events', tenEvents(site));
+  const lone = new RollupFeeder(store, { shared: true });
+  await lone.catchUp();
+  expect((await totals(site)).slices_events).toBe(0);
+  await rollupFeeder(store).catchUp();
   expect(await totals(site)).toEqual(EXPECTED);
 });
