@@ -54,7 +54,13 @@ function propsOf(o: Obj): Record<string, string> | string {
 function domainsOf(o: Obj, url: URL): string[] | string {
   const d = optionalString(o, 'domain', 'd', 2000);
   if (typeof d === 'object') return d.error;
-  const list = (d ?? url.hostname.replace(/^www\./, '')).split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  const text = d ?? url.hostname.replace(/^www\./, '');
+  // One domain is the usual payload: no split, map, filter and Set for it.
+  if (!text.includes(',')) {
+    const one = text.trim().toLowerCase();
+    return one ? [one] : 'domain must name a site';
+  }
+  const list = text.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
   if (list.length === 0) return 'domain must name a site';
   if (list.length > MAX_DOMAINS) return `domain lists at most ${MAX_DOMAINS} sites`;
   return [...new Set(list)];
