@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Store } from '../../clickhouse/store';
 import { nowMs } from '../../core/clock';
 import { AppError } from '../../core/errors';
@@ -10,6 +9,7 @@ import { enrichEvent, EVENT_COLUMNS, type EnrichedEvent } from '../event';
 import { hash64 } from '../hash';
 import { DurableBatcher } from './batcher';
 import { identify, type Identity } from './identity';
+import { randomHex } from './random';
 import type { EventPayload } from './payload';
 import { SaltStore } from './salts';
 import { LiveSessions } from './sessions';
@@ -199,6 +199,6 @@ export class Collector {
 
 /** Answers for events not stored look like real ones, so responses reveal no site's existence. */
 function decoyIds(): CollectResult {
-  const r = randomBytes(16).toString('hex');
+  const r = randomHex(16);
   return { visitor_id: hash64('decoy-v', r), session_id: hash64('decoy-s', r) };
 }

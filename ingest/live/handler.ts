@@ -27,6 +27,8 @@ const CORS: readonly string[] = [
   'access-control-max-age', '86400',
 ];
 const NO_CONTENT = [...CORS, 'content-length', '0'];
+/** The JSON answer's list; a copy per answer gets its content-length in the last slot. */
+const JSON_HEADERS = [...CORS, 'content-type', 'application/json', 'content-length', ''];
 const QUERY = 63; // '?'
 
 /** JSON bodies; text/plain is what trackers send to avoid a CORS preflight (and what sendBeacon uses). */
@@ -34,7 +36,8 @@ const ACCEPTED_TYPES = new Set(['', 'application/json', 'text/plain']);
 
 function sendJson(res: ServerResponse, status: number, body: object, extra?: Record<string, string>) {
   const text = JSON.stringify(body);
-  const headers = [...CORS, 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(text))];
+  const headers = JSON_HEADERS.slice();
+  headers[headers.length - 1] = String(Buffer.byteLength(text));
   if (extra) for (const name of Object.keys(extra)) headers.push(name, extra[name]);
   res.writeHead(status, headers);
   res.end(text);

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { SessionStrategy } from '../../core/domain';
 import { hash64, visitorIdFor } from '../hash';
+import { randomBase64url } from './random';
 import { DAILY, SESSION_WINDOW, type SaltStore } from './salts';
 
 /**
@@ -77,7 +77,7 @@ export function identify(salts: SaltStore, i: IdentityInput): Identity | Promise
   if (i.strategy === 'first_party_cookie') {
     if (isValidToken(i.token)) return { candidates: [firstParty(i.siteId, i.token)], token: i.token };
     if (i.fromBrowser) {
-      const token = randomBytes(12).toString('base64url');
+      const token = randomBase64url(12);
       return { candidates: [firstParty(i.siteId, token)], token };
     }
     // A server-side sender without a token: fall back to the daily salted hash.

@@ -9,6 +9,7 @@ import {
 } from '../../../ingest/event';
 import { hash64, visitorIdFor } from '../../../ingest/hash';
 import { memoizedTrust } from '../../../ingest/live/handler';
+import { randomBase64url, randomHex } from '../../../ingest/live/random';
 import { decodeState, encodeState, type SessionState } from '../../../ingest/live/sessions';
 
 /**
@@ -166,5 +167,21 @@ describe('memoizedTrust', () => {
       const addr = `${i % 2 ? 10 : 11}.0.0.${i}`;
       expect(memo(addr, 0)).toBe(compiled(addr, 0));
     }
+  });
+});
+
+describe('pooled random values', () => {
+  test('have the length and alphabet of randomBytes(n).toString(...), and never repeat across pool refills', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 5000; i++) {
+      // 4-byte tags cross the 4096-byte pool's end many times; 12-byte tokens cross it unaligned.
+      const tag = randomHex(4);
+      const token = randomBase64url(12);
+      expect(tag).toMatch(/^[0-9a-f]{8}$/);
+      expect(token).toMatch(/^[A-Za-z0-9_-]{16}$/);
+      seen.add(token);
+    }
+    expect(seen.size).toBe(5000);
+    expect(randomHex(5000)).toMatch(/^[0-9a-f]{10000}$/);
   });
 });
