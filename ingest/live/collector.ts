@@ -161,8 +161,9 @@ export class Collector {
    */
   private sessionizeInTurn(items: Sessionable[]): Promise<SessionizedBatch> {
     const turn = this.sessionTurn.then(async () => {
-      const keys = [...new Set(items.flatMap((i) => i.identity.candidates.map((c) => c.key)))];
-      const batch = sessionize(items, await this.sessions.load(keys));
+      const keys = new Set<string>();
+      for (const it of items) for (const c of it.identity.candidates) keys.add(c.key);
+      const batch = sessionize(items, await this.sessions.load([...keys]));
       await this.sessions.save(batch.dirty);
       return batch;
     });
