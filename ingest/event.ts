@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isoToCh } from '../clickhouse/meta';
 import { NO_GEO, type GeoFields, type GeoLookup } from './enrich/geo';
-import { trafficSource } from './enrich/referrer';
-import { pageFields } from './enrich/url';
+import { cachedTrafficSource } from './enrich/referrer';
+import { cachedPageFields } from './enrich/url';
 import { parseUserAgent, type ClientFields } from './enrich/user-agent';
 
 /**
@@ -79,7 +79,8 @@ export type SessionAttributes = Pick<EventRow, (typeof SESSION_ATTRIBUTES)[numbe
 export type EnrichedEvent = Omit<EventRow, 'visitor_id' | 'session_id' | 'session_start' | 'entry_path' | 'entry_hostname'>;
 
 export interface EventInput {
-  ts: Date;
+  /** A Date, or epoch milliseconds (live ingest: no Date object per event). */
+  ts: Date | number;
   name: string;
   url: URL;
   hashMode?: boolean;
@@ -111,22 +112,38 @@ const UNKNOWN_CLIENT: ClientFields = {
   browser: '', browser_version: '', os: '', os_version: '', device: '', is_bot: 0, bot_kind: '', crawler_name: '', crawler_operator: '',
 };
 
+/**
+ * Built as one object literal (no spreads): live ingest makes one per event, and a fixed shape keeps
+ * the property reads of positionalRow and sessionAttributesOf monomorphic.
+ */
 export function enrichEvent(input: EventInput, site: SiteRef, geo: GeoLookup): EnrichedEvent {
-  const page = pageFields(input.url, input.hashMode);
+  const page = cachedPageFields(input.url, input.hashMode);
   // Live ingest always passes the header ('' when absent, which classifies as a bot).
   const client = input.userAgent === undefined ? UNKNOWN_CLIENT : parseUserAgent(input.userAgent);
+  const source = cachedTrafficSource(page, input.referrer, site.domain);
+  const place = geoOf(input, geo);
   return {
     site_id: site.id,
-    ts: isoToCh(input.ts),
+    ts: typeof input.ts === 'number' ? chTimestamp(input.ts) : isoToCh(input.ts),
     name: input.name,
     event_id: randomUUID(),
-    ...client,
+    browser: client.browser,
+    browser_version: client.browser_version,
+    os: client.os,
+    os_version: client.os_version,
+    device: client.device,
+    is_bot: client.is_bot,
+    bot_kind: client.bot_kind,
+    crawler_name: client.crawler_name,
+    crawler_operator: client.crawler_operator,
     hostname: page.hostname,
     pathname: page.pathname,
     link: input.link ?? '',
     value_cents: input.valueCents ?? 0,
     props: input.props ?? {},
-    ...trafficSource(page, input.referrer, site.domain),
+    referrer: source.referrer,
+    referrer_source: source.referrer_source,
+    channel: source.channel,
     utm_source: page.utm_source,
     utm_medium: page.utm_medium,
     utm_campaign: page.utm_campaign,
@@ -134,8 +151,30 @@ export function enrichEvent(input: EventInput, site: SiteRef, geo: GeoLookup): E
     utm_content: page.utm_content,
     gad_campaign_id: page.gad_campaign_id,
     gclid: page.gclid,
-    ...geoOf(input, geo),
+    country: place.country,
+    region: place.region,
+    city: place.city,
   };
+}
+
+/** Years 0000-9999: where toISOString has its plain four-digit form. */
+const LAST_PLAIN_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+let cachedSecond = NaN;
+let cachedPrefix = '';
+
+/**
+ * isoToCh(new Date(ms)) ('YYYY-MM-DD HH:MM:SS.mmm'), formatting the date and time once per second:
+ * events of the same second differ in their milliseconds only.
+ */
+export function chTimestamp(ms: number): string {
+  if (!Number.isInteger(ms) || ms < 0 || ms > LAST_PLAIN_MS) return isoToCh(new Date(ms));
+  const milli = ms % 1000;
+  const second = ms - milli;
+  if (second !== cachedSecond) {
+    cachedPrefix = isoToCh(new Date(second)).slice(0, 20);
+    cachedSecond = second;
+  }
+  return cachedPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli;
 }
 
 /** Session attribute keys including the entry fields, in one fixed order (compact session state). */
@@ -148,31 +187,27 @@ export interface SessionFields {
   attributes: SessionAttributes;
 }
 
-type Source = 'event' | 'session' | 'attribute';
-const SESSION_COLUMNS = new Set<string>(['visitor_id', 'session_id', 'session_start']);
-const ATTRIBUTE_COLUMNS = new Set<string>(SESSION_KEYS);
-const SOURCES: readonly Source[] = EVENT_COLUMNS.map((c) =>
-  SESSION_COLUMNS.has(c) ? 'session' : ATTRIBUTE_COLUMNS.has(c) ? 'attribute' : 'event');
-
 /**
- * The positional row (EVENT_COLUMNS order) of an event in its session, built in one pass: this is
- * the live hot path, so no intermediate merged object is made.
+ * The positional row (EVENT_COLUMNS order) of an event in its session: one array literal, the live
+ * hot path (a loop over the column names made a keyed lookup per column). The unit test checks the
+ * order against EVENT_COLUMNS.
  */
 export function positionalRow(e: EnrichedEvent, s: SessionFields): unknown[] {
-  const row = new Array<unknown>(EVENT_COLUMNS.length);
-  const ev = e as unknown as Record<string, unknown>;
-  const attrs = s.attributes as unknown as Record<string, unknown>;
-  const sess = s as unknown as Record<string, unknown>;
-  for (let i = 0; i < EVENT_COLUMNS.length; i++) {
-    const c = EVENT_COLUMNS[i];
-    row[i] = SOURCES[i] === 'event' ? ev[c] : SOURCES[i] === 'attribute' ? attrs[c] : sess[c];
-  }
-  return row;
+  const a = s.attributes;
+  return [
+    e.site_id, e.ts, e.name, e.event_id, s.visitor_id, s.session_id, s.session_start, e.is_bot, e.bot_kind, e.crawler_name,
+    e.crawler_operator, e.hostname, e.pathname, e.link, e.value_cents, e.props, a.entry_path, a.entry_hostname, a.referrer,
+    a.referrer_source, a.channel, a.utm_source, a.utm_medium, a.utm_campaign, a.utm_term, a.utm_content, a.gad_campaign_id, a.gclid,
+    a.country, a.region, a.city, a.browser, a.browser_version, a.os, a.os_version, a.device,
+  ];
 }
 
-/** The session attributes an event would give its session if it were the first. */
+/** The session attributes an event would give its session if it were the first (SESSION_KEYS order). */
 export function sessionAttributesOf(e: EnrichedEvent): SessionAttributes {
-  const out = { entry_path: e.pathname, entry_hostname: e.hostname } as SessionAttributes;
-  for (const k of SESSION_ATTRIBUTES) (out as Record<string, unknown>)[k] = e[k];
-  return out;
+  return {
+    entry_path: e.pathname, entry_hostname: e.hostname, referrer: e.referrer, referrer_source: e.referrer_source, channel: e.channel,
+    utm_source: e.utm_source, utm_medium: e.utm_medium, utm_campaign: e.utm_campaign, utm_term: e.utm_term, utm_content: e.utm_content,
+    gad_campaign_id: e.gad_campaign_id, gclid: e.gclid, country: e.country, region: e.region, city: e.city, browser: e.browser,
+    browser_version: e.browser_version, os: e.os, os_version: e.os_version, device: e.device,
+  };
 }

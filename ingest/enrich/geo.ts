@@ -40,11 +40,16 @@ export class GeoLookup {
 
   constructor(private readonly customDb?: string) {}
 
+  /** By IP version; resolving the bundled file (require.resolve) once per version, not per lookup. */
+  private byVersion: (Reader<Response> | undefined)[] = [];
+
   private reader(version: 4 | 6): Reader<Response> {
+    const known = this.byVersion[version];
+    if (known) return known;
     const file = this.customDb ?? path.join(bundledDir(), `dbip-city-ipv${version}.mmdb`);
     let r = this.readers.get(file);
     if (!r) this.readers.set(file, (r = new Reader<Response>(readFileSync(file))));
-    return r;
+    return (this.byVersion[version] = r);
   }
 
   lookup(ip: string): GeoFields {

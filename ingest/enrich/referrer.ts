@@ -1,5 +1,6 @@
 import { channelOf } from './channel';
 import { lookupHost, lookupSourceName, type SourceCategory } from './sources';
+import { BoundedMemo } from './memo';
 import { stripWww, withinDomain, type PageFields } from './url';
 
 /**
@@ -54,4 +55,23 @@ export function trafficSource(page: PageFields, referrer: string | undefined, si
     ? fromUtm?.source ?? page.utm_source
     : googleAds ? 'Google' : host ? fromRef?.source ?? host : '';
   return { referrer: host, referrer_source: display, channel };
+}
+
+const SOURCE_MEMO = 5000;
+/** Longer referrers (search result URLs with their query) are rarely repeated: not worth a slot. */
+const MEMO_REFERRER_MAX = 300;
+const sources = new BoundedMemo<TrafficSource>(SOURCE_MEMO);
+
+/**
+ * trafficSource, remembered per input: the referrer, the site's domain and the page fields it reads
+ * (hostname, utm_source/medium/campaign, whether Google Ads ids are present). Shared: do not mutate.
+ */
+export function cachedTrafficSource(page: PageFields, referrer: string | undefined, siteDomain: string): TrafficSource {
+  const ref = referrer ?? '';
+  if (ref.length > MEMO_REFERRER_MAX || page.utm_campaign.length > MEMO_REFERRER_MAX) return trafficSource(page, referrer, siteDomain);
+  const ads = page.gclid || page.gad_campaign_id ? '1' : '0';
+  // Length-prefixed, so no field's content (a referrer may hold any character) can fake a boundary.
+  const key = `${ref.length}:${ref}${siteDomain.length}:${siteDomain}${page.hostname.length}:${page.hostname}` +
+    `${page.utm_source.length}:${page.utm_source}${page.utm_medium.length}:${page.utm_medium}${page.utm_campaign.length}:${page.utm_campaign}${ads}`;
+  return sources.get(key) ?? sources.set(key, trafficSource(page, referrer, siteDomain));
 }

@@ -1,3 +1,5 @@
+import { BoundedMemo } from './memo';
+
 /**
  * What an event's page URL says: hostname, path and the campaign parameters. The path is decoded
  * with decodeURI (reserved characters such as %2F stay encoded, so segments never change) so reports
@@ -56,6 +58,17 @@ export function pageFields(url: URL, hashMode = false): PageFields {
     gad_campaign_id: param(url, 'gad_campaignid'),
     gclid: param(url, 'gclid'),
   };
+}
+
+const PAGE_MEMO = 5000;
+const byHref = [new BoundedMemo<PageFields>(PAGE_MEMO), new BoundedMemo<PageFields>(PAGE_MEMO)];
+
+/** pageFields, remembered per href (the whole input: every field is derived from it). Shared: do not mutate. */
+export function cachedPageFields(url: URL, hashMode = false): PageFields {
+  const memo = byHref[hashMode ? 1 : 0];
+  const href = url.href;
+  if (href.length > MAX_URL_LENGTH) return pageFields(url, hashMode);
+  return memo.get(href) ?? memo.set(href, pageFields(url, hashMode));
 }
 
 export const stripWww = (host: string) => (host.startsWith('www.') ? host.slice(4) : host);

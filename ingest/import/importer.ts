@@ -47,7 +47,7 @@ export async function importEvents(store: Store, geo: GeoLookup, site: SiteRef, 
       if (text.length > MAX_LINE) { reject(lineNo, `line is longer than ${MAX_LINE} characters`); continue; }
       const parsed = parseImportLine(text);
       if (typeof parsed === 'string') { reject(lineNo, parsed); continue; }
-      const ts = parsed.input.ts.getTime();
+      const ts = Number(parsed.input.ts); // a Date or epoch ms
       if (ts < span.min) span.min = ts;
       if (ts > span.max) span.max = ts;
       chunk.push({

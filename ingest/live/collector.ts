@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { rollupFeeder, type WriteHint } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
 import { nowMs } from '../../core/clock';
@@ -11,6 +10,7 @@ import { enrichEvent, EVENT_COLUMNS, type EnrichedEvent } from '../event';
 import { hash64 } from '../hash';
 import { DurableBatcher } from './batcher';
 import { identify, type Identity } from './identity';
+import { randomHex } from './random';
 import type { EventPayload } from './payload';
 import { SaltStore } from './salts';
 import { LiveSessions } from './sessions';
@@ -48,7 +48,8 @@ export interface CollectResult {
 }
 
 /** Plausible's built-in event names, accepted as ours. */
-const PLAUSIBLE_NAMES: Record<string, string> = { 'Outbound Link: Click': 'exit_link', 'File Download': 'file_download' };
+/** A Map, not an object literal: an event named "constructor" must not pick up Object.prototype's. */
+const PLAUSIBLE_NAMES = new Map([['Outbound Link: Click', 'exit_link'], ['File Download', 'file_download']]);
 const LINK_EVENTS = new Set(['exit_link', 'file_download']);
 
 const MAX_BATCH = 5_000;
@@ -76,9 +77,30 @@ export class Collector {
     this.batcher = new DurableBatcher((items) => this.write(items), { maxPending: deps.maxPending, maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
   }
 
-  async collect(payload: EventPayload, client: ClientInfo): Promise<CollectResult> {
+  /**
+   * The per-event path makes as few promises as it can (docs/PERFORMANCE.md, "JavaScript per event"):
+   * one domain whose site is cached is the usual case and goes straight to collectFor.
+   */
+  collect(payload: EventPayload, client: ClientInfo): Promise<CollectResult> {
     this.stats.received++;
     const tsMs = nowMs();
+    if (payload.domains.length === 1) {
+      const live = this.sites.lookup(payload.domains[0]);
+      if (!(live instanceof Promise)) return this.collectOne(live, payload, client, tsMs);
+    }
+    return this.collectAll(payload, client, tsMs);
+  }
+
+  private collectOne(live: LiveSite | null, payload: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
+    if (live === null) {
+      this.stats.dropped.unknown_domain++;
+      return Promise.resolve(decoyIds());
+    }
+    return this.collectFor(live, payload, client, tsMs) ?? Promise.resolve(decoyIds());
+  }
+
+  /** Several domains (Plausible's roll-up) or a site not cached yet. */
+  private async collectAll(payload: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
     const sites = await Promise.all(payload.domains.map((d) => this.sites.lookup(d)));
     const known = sites.filter((s): s is LiveSite => s !== null);
     if (known.length === 0) {
@@ -86,40 +108,48 @@ export class Collector {
       return decoyIds();
     }
     const results = await Promise.all(known.map((live) => this.collectFor(live, payload, client, tsMs)));
-    return results.find((r) => r !== null) ?? decoyIds();
+    return results.find((r) => r !== null && r !== undefined) ?? decoyIds();
   }
 
-  private async collectFor(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult | null> {
+  /** null: the site's exclusions dropped the event (counted). */
+  private collectFor(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> | null {
     const event = this.enrich(live, p, client, tsMs);
     const dropped = live.exclusions.check(event);
     if (dropped) {
       this.stats.dropped[dropped]++;
       return null;
     }
-    const identity: Identity = await identify(this.salts, {
+    const identity = identify(this.salts, {
       strategy: live.site.session_strategy, siteId: live.site.id, ip: client.ip, userAgent: client.userAgent,
       token: p.visitor, fromBrowser: client.fromBrowser, nowMs: tsMs,
     });
-    try {
-      return await this.batcher.submit({ event, identity, tsMs });
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'overloaded') this.stats.overloaded++;
-      else this.stats.failed++;
-      throw err;
-    }
+    if (identity instanceof Promise) return identity.then((id) => this.submit(event, id, tsMs));
+    return this.submit(event, identity, tsMs);
   }
 
+  private submit(event: EnrichedEvent, identity: Identity, tsMs: number): Promise<CollectResult> {
+    return this.batcher.submit({ event, identity, tsMs }).then(undefined, this.countFailure);
+  }
+
+  private readonly countFailure = (err: unknown): never => {
+    if (err instanceof AppError && err.code === 'overloaded') this.stats.overloaded++;
+    else this.stats.failed++;
+    throw err;
+  };
+
   private enrich(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): EnrichedEvent {
-    const name = PLAUSIBLE_NAMES[p.name] ?? p.name;
-    const props = { ...p.props };
+    const name = PLAUSIBLE_NAMES.get(p.name) ?? p.name;
+    let props = p.props;
     let link: string | undefined;
     if (LINK_EVENTS.has(name) && props.url) {
-      // Plausible's convention: the link target travels as props.url.
+      // Plausible's convention: the link target travels as props.url. A copy: with several sites the
+      // same payload is enriched once per site.
       link = props.url.slice(0, 4096);
+      props = { ...props };
       delete props.url;
     }
     return enrichEvent(
-      { ts: new Date(tsMs), name, url: p.url, hashMode: p.hashMode, referrer: p.referrer, userAgent: client.userAgent,
+      { ts: tsMs, name, url: p.url, hashMode: p.hashMode, referrer: p.referrer, userAgent: client.userAgent,
         ip: client.ip, link, valueCents: p.valueCents, props },
       live.site, this.geo,
     );
@@ -133,8 +163,9 @@ export class Collector {
    */
   private sessionizeInTurn(items: Sessionable[]): Promise<SessionizedBatch> {
     const turn = this.sessionTurn.then(async () => {
-      const keys = [...new Set(items.flatMap((i) => i.identity.candidates.map((c) => c.key)))];
-      const batch = sessionize(items, await this.sessions.load(keys));
+      const keys = new Set<string>();
+      for (const it of items) for (const c of it.identity.candidates) keys.add(c.key);
+      const batch = sessionize(items, await this.sessions.load([...keys]));
       await this.sessions.save(batch.dirty);
       return batch;
     });
@@ -184,6 +215,6 @@ function batchHint(items: readonly Sessionable[]): WriteHint {
 
 /** Answers for events not stored look like real ones, so responses reveal no site's existence. */
 function decoyIds(): CollectResult {
-  const r = randomBytes(16).toString('hex');
+  const r = randomHex(16);
   return { visitor_id: hash64('decoy-v', r), session_id: hash64('decoy-s', r) };
 }

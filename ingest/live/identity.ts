@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { SessionStrategy } from '../../core/domain';
 import { hash64, visitorIdFor } from '../hash';
+import { randomBase64url } from './random';
 import { DAILY, SESSION_WINDOW, type SaltStore } from './salts';
 
 /**
@@ -48,27 +48,42 @@ export function truncateIp(ip: string): string {
 const TOKEN_RE = /^[A-Za-z0-9_-]{8,64}$/;
 export const isValidToken = (t: unknown): t is string => typeof t === 'string' && TOKEN_RE.test(t);
 
-async function saltedCandidates(salts: SaltStore, i: IdentityInput, strict: boolean) {
+type Candidate = Identity['candidates'][number];
+
+/**
+ * The salted-hash candidates. Salts are remembered in memory, so this is synchronous on every event
+ * but the first of a period; only then is a promise made.
+ */
+function saltedCandidates(salts: SaltStore, i: IdentityInput, strict: boolean): Candidate[] | Promise<Candidate[]> {
   const kind = strict ? SESSION_WINDOW : DAILY;
   const period = Math.floor(i.nowMs / kind.periodMs);
   const ip = strict ? truncateIp(i.ip) : i.ip;
   const of = (salt: string) => candidate(i.siteId, hash64(kind.name, salt, i.siteId, ip, i.userAgent));
-  const out = [of(await salts.salt(kind, period, i.nowMs))];
-  const previous = await salts.existing(kind, period - 1, i.nowMs);
-  if (previous) out.push(of(previous));
-  return out;
+  const current = salts.salt(kind, period, i.nowMs);
+  const previous = typeof current === 'string' ? salts.existing(kind, period - 1, i.nowMs) : null;
+  if (typeof current === 'string' && !(previous instanceof Promise)) {
+    return previous ? [of(current), of(previous)] : [of(current)];
+  }
+  return (async () => {
+    const out = [of(await current)];
+    const prev = await (previous ?? salts.existing(kind, period - 1, i.nowMs));
+    if (prev) out.push(of(prev));
+    return out;
+  })();
 }
 
-export async function identify(salts: SaltStore, i: IdentityInput): Promise<Identity> {
+/** Who the visitor is; synchronous (no promise) whenever the salts are already known. */
+export function identify(salts: SaltStore, i: IdentityInput): Identity | Promise<Identity> {
   if (i.strategy === 'first_party_cookie') {
     if (isValidToken(i.token)) return { candidates: [firstParty(i.siteId, i.token)], token: i.token };
     if (i.fromBrowser) {
-      const token = randomBytes(12).toString('base64url');
+      const token = randomBase64url(12);
       return { candidates: [firstParty(i.siteId, token)], token };
     }
     // A server-side sender without a token: fall back to the daily salted hash.
   }
-  return { candidates: await saltedCandidates(salts, i, i.strategy === 'cookieless_strict') };
+  const candidates = saltedCandidates(salts, i, i.strategy === 'cookieless_strict');
+  return candidates instanceof Promise ? candidates.then((c) => ({ candidates: c })) : { candidates };
 }
 
 const firstParty = (siteId: string, token: string) => candidate(siteId, visitorIdFor(siteId, token));

@@ -1,4 +1,5 @@
 import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
+import { BoundedMemo } from '../enrich/memo';
 import { parseHttpUrl } from '../enrich/url';
 
 /**
@@ -54,10 +55,32 @@ function propsOf(o: Obj): Record<string, string> | string {
 function domainsOf(o: Obj, url: URL): string[] | string {
   const d = optionalString(o, 'domain', 'd', 2000);
   if (typeof d === 'object') return d.error;
-  const list = (d ?? url.hostname.replace(/^www\./, '')).split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  const text = d ?? url.hostname.replace(/^www\./, '');
+  // One domain is the usual payload: no split, map, filter and Set for it.
+  if (!text.includes(',')) {
+    const one = text.trim().toLowerCase();
+    return one ? [one] : 'domain must name a site';
+  }
+  const list = text.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
   if (list.length === 0) return 'domain must name a site';
   if (list.length > MAX_DOMAINS) return `domain lists at most ${MAX_DOMAINS} sites`;
   return [...new Set(list)];
+}
+
+/**
+ * Parsed page URLs, remembered per text: most events name a page parsed moments ago, and new URL()
+ * is one of the costlier steps per event. Refusals are not remembered. Shared objects: never mutated.
+ */
+const urls = new BoundedMemo<URL>(5000);
+
+const MEMO_URL_MAX = 2000;
+
+function pageUrl(raw: string): URL | string {
+  if (raw.length > MEMO_URL_MAX) return parseHttpUrl(raw, 'url');
+  const hit = urls.get(raw);
+  if (hit) return hit;
+  const url = parseHttpUrl(raw, 'url');
+  return typeof url === 'string' ? url : urls.set(raw, url);
 }
 
 export function parsePayload(body: unknown): EventPayload | string {
@@ -67,7 +90,7 @@ export function parsePayload(body: unknown): EventPayload | string {
   if (isError(name)) return name.error;
   const rawUrl = requiredString(o, 'url', 'u');
   if (isError(rawUrl)) return rawUrl.error;
-  const url = parseHttpUrl(rawUrl, 'url');
+  const url = pageUrl(rawUrl);
   if (typeof url === 'string') return url;
   const domains = domainsOf(o, url);
   if (typeof domains === 'string') return domains;

@@ -29,8 +29,11 @@ export class SaltStore {
 
   constructor(private readonly redis: RedisHandle) {}
 
-  /** Salt of period number `period` (= floor(ms / periodMs)), created when missing. */
-  async salt(kind: SaltKind, period: number, nowMs: number): Promise<string> {
+  /**
+   * Salt of period number `period` (= floor(ms / periodMs)), created when missing. A remembered salt
+   * is returned as is, without a promise: that is the per-event case.
+   */
+  salt(kind: SaltKind, period: number, nowMs: number): string | Promise<string> {
     const key = `${kind.name}:${period}`;
     const hit = this.cache.get(key);
     if (hit && hit.expiresAt > nowMs) return hit.salt;
@@ -46,11 +49,15 @@ export class SaltStore {
    * The salt of a past period if it still exists, never creating one (previous-period lookups). A
    * miss is remembered for a minute so a fresh install does not ask Redis on every event.
    */
-  async existing(kind: SaltKind, period: number, nowMs: number): Promise<string | null> {
+  existing(kind: SaltKind, period: number, nowMs: number): string | null | Promise<string | null> {
     const key = `${kind.name}:${period}`;
     const hit = this.cache.get(key);
     if (hit && hit.expiresAt > nowMs) return hit.salt || null;
     if (!this.redis.isUp()) return null;
+    return this.lookupExisting(kind, period, key, nowMs);
+  }
+
+  private async lookupExisting(kind: SaltKind, period: number, key: string, nowMs: number): Promise<string | null> {
     const v = await this.redis.client.get(this.redisKey(key)).catch(() => null);
     this.remember(key, v ?? '', v ? expiry(kind, period) : Math.min(expiry(kind, period), nowMs + 60_000), nowMs);
     return v;

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { isoToCh } from '../../clickhouse/meta';
 import { positionalRow, sessionAttributesOf, type EnrichedEvent } from '../event';
 import { hash64 } from '../hash';
 import type { Identity } from './identity';
+import { randomHex } from './random';
 import { SESSION_GAP_MS, type SessionState } from './sessions';
 
 /**
@@ -38,7 +38,7 @@ function findSession(it: Sessionable, dirty: Map<string, SessionState>, loaded: 
 
 function newSession(it: Sessionable): SessionState {
   const visitorId = it.identity.candidates[0].visitorId;
-  const tag = randomBytes(4).toString('hex');
+  const tag = randomHex(4);
   return {
     v: visitorId, s: hash64('live-session', it.event.site_id, visitorId, String(it.tsMs), tag), st: it.tsMs, l: it.tsMs,
     a: sessionAttributesOf(it.event),

@@ -1,12 +1,12 @@
 import { logger } from '../../core/logger';
 import type { RedisHandle } from '../../infra/redis';
-import { SESSION_KEYS, type SessionAttributes } from '../event';
+import type { SessionAttributes } from '../event';
 
 /**
  * Live session state: which session a visitor is in, when it started, when it was last active and the
  * attributes of its first event. Kept in Redis (shared by every API process, expiring on its own 30
  * minutes after the last event) and in process memory while Redis is unreachable. Reads and writes
- * are batched: one MGET and one pipeline per ingest batch, not a round trip per event.
+ * are batched: one MGET and one EVAL per ingest batch, not a round trip per event.
  */
 export interface SessionState {
   /** visitor_id */
@@ -22,20 +22,34 @@ export interface SessionState {
 
 export const SESSION_GAP_MS = 30 * 60_000;
 
-/** Stored as one JSON array [v, s, st, l, ...attributes in SESSION_KEYS order]: small and quick to parse. */
+/**
+ * Stored as one JSON array [v, s, st, l, ...attributes in SESSION_KEYS order]: small and quick to parse.
+ * Written out field by field (no spread, no keyed loop): this runs twice per event. The unit test
+ * checks both against SESSION_KEYS.
+ */
 export function encodeState(s: SessionState): string {
-  const a = s.a as unknown as Record<string, unknown>;
-  return JSON.stringify([s.v, s.s, s.st, s.l, ...SESSION_KEYS.map((k) => a[k])]);
+  const a = s.a;
+  return JSON.stringify([
+    s.v, s.s, s.st, s.l, a.entry_path, a.entry_hostname, a.referrer, a.referrer_source, a.channel, a.utm_source, a.utm_medium,
+    a.utm_campaign, a.utm_term, a.utm_content, a.gad_campaign_id, a.gclid, a.country, a.region, a.city, a.browser, a.browser_version,
+    a.os, a.os_version, a.device,
+  ]);
 }
 
 export function decodeState(text: string): SessionState {
-  const arr = JSON.parse(text) as unknown[];
-  const a: Record<string, unknown> = {};
-  SESSION_KEYS.forEach((k, i) => (a[k] = arr[4 + i]));
-  return { v: arr[0] as string, s: arr[1] as string, st: arr[2] as number, l: arr[3] as number, a: a as unknown as SessionAttributes };
+  const r = JSON.parse(text) as never[];
+  return {
+    v: r[0], s: r[1], st: r[2], l: r[3],
+    a: {
+      entry_path: r[4], entry_hostname: r[5], referrer: r[6], referrer_source: r[7], channel: r[8], utm_source: r[9], utm_medium: r[10],
+      utm_campaign: r[11], utm_term: r[12], utm_content: r[13], gad_campaign_id: r[14], gclid: r[15], country: r[16], region: r[17],
+      city: r[18], browser: r[19], browser_version: r[20], os: r[21], os_version: r[22], device: r[23],
+    },
+  };
 }
 const TTL_MS = SESSION_GAP_MS + 60_000;
 const MEMORY_LIMIT = 200_000;
+const SAVE_SCRIPT = "local ttl = ARGV[#ARGV] for i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[i], 'PX', ttl) end return #KEYS";
 
 export class LiveSessions {
   private memory = new Map<string, { state: SessionState; expiresAt: number }>();
@@ -70,15 +84,26 @@ export class LiveSessions {
     if (states.size === 0) return;
     if (this.redis.isUp()) {
       try {
-        const pipe = this.redis.client.pipeline();
-        for (const [k, s] of states) pipe.set(this.key(k), encodeState(s), 'PX', TTL_MS);
-        await pipe.exec();
+        await this.redis.client.call('EVAL', this.saveArgs(states));
         return;
       } catch (err) {
         logger.warn({ err: (err as Error).message }, 'sessions: redis write failed, using memory');
       }
     }
     this.remember(states);
+  }
+
+  /**
+   * One EVAL setting every key (KEYS) to its state (ARGV) with the TTL (last ARGV): a pipeline of
+   * SETs cost the client about 5 µs of CPU per key (a command object and a promise each), this one
+   * command about 1 µs. Same keys, values and expiry as SET ... PX.
+   */
+  private saveArgs(states: Map<string, SessionState>): (string | number)[] {
+    const args: (string | number)[] = [SAVE_SCRIPT, states.size];
+    for (const k of states.keys()) args.push(this.key(k));
+    for (const s of states.values()) args.push(encodeState(s));
+    args.push(TTL_MS);
+    return args;
   }
 
   private remember(states: Map<string, SessionState>) {

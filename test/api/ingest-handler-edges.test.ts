@@ -1,0 +1,70 @@
+import net from 'node:net';
+import { collectorOf } from '../../ingest/live/module';
+import { startTestService, type TestService } from '../support/harness';
+import { request, type HttpResult } from '../support/http';
+
+/**
+ * POST /api/event paths the callback-based handler and the collector's fast path must keep: a client
+ * leaving mid-body, a roll-up over several domains (the collector's general path), query strings on
+ * the path, and a name that is an Object.prototype key (stored as '' or '{}' before: the Plausible
+ * name table was an object literal).
+ */
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ TALLY_TRUST_PROXY: 'loopback' });
+});
+afterAll(() => svc.stop());
+
+const post = (body: unknown, path = '/api/event'): Promise<HttpResult> =>
+  request('POST', `${svc.plainBase}${path}`, { raw: JSON.stringify(body), headers: { 'content-type': 'text/plain', 'user-agent': 'Mozilla/5.0 Firefox/125.0' } });
+
+async function names(siteId: string): Promise<string[]> {
+  const store = svc.running.ctx.store;
+  const rows = await store.query<{ name: string }>(`SELECT name FROM ${store.table('events')} WHERE site_id = {s:UUID} ORDER BY ts, event_id`, { s: siteId });
+  return rows.map((r) => r.name);
+}
+
+test('a client that leaves mid-body gets nothing stored and the next request is served', async () => {
+  const t = await svc.tenant({ domain: 'after-abort.example' });
+  const port = Number(new URL(svc.plainBase).port);
+  await new Promise<void>((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write('POST /api/event HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 500\r\n\r\n' +
+        '{"n":"cut","u":"https://after-abort.example/"');
+      setTimeout(() => socket.destroy(), 50);
+    });
+    socket.on('close', () => resolve());
+    socket.on('error', reject);
+  });
+  expect((await post({ n: 'pageview', u: 'https://after-abort.example/' })).status).toBe(202);
+  expect(await names(t.siteId)).toEqual(['pageview']);
+});
+
+test('a roll-up over several domains stores the event for each known site that admits its hostname', async () => {
+  const a = await svc.tenant({ domain: 'roll-a.example' });
+  const b = await svc.tenant({ domain: 'roll-b.example' });
+  const stats = collectorOf(svc.running.ctx)!.stats;
+  const dropped = stats.dropped.hostname_not_allowed;
+  const res = await post({ n: 'pageview', u: 'https://roll-a.example/x', d: 'roll-a.example, unknown-roll.example ,roll-b.example' });
+  expect(res.status).toBe(202);
+  expect(await names(a.siteId)).toEqual(['pageview']);
+  // roll-b.example does not admit the page's hostname: dropped and counted, the answer is roll-a's.
+  expect(await names(b.siteId)).toEqual([]);
+  expect(stats.dropped.hostname_not_allowed).toBe(dropped + 1);
+  const store = svc.running.ctx.store;
+  const [row] = await store.query<{ v: string }>(`SELECT toString(visitor_id) AS v FROM ${store.table('events')} WHERE site_id = {s:UUID}`, { s: a.siteId });
+  expect(res.body.visitor_id).toBe(row.v);
+});
+
+test('a query string on the path is the same endpoint; another path is not', async () => {
+  const t = await svc.tenant({ domain: 'query-path.example' });
+  expect((await post({ n: 'pageview', u: 'https://query-path.example/' }, '/api/event?x=1')).status).toBe(202);
+  expect((await post({ n: 'pageview', u: 'https://query-path.example/' }, '/api/events')).status).toBe(404);
+  expect(await names(t.siteId)).toEqual(['pageview']);
+});
+
+test('an event named after an Object.prototype key is stored under that name', async () => {
+  const t = await svc.tenant({ domain: 'proto-name.example' });
+  for (const n of ['constructor', 'toString', '__proto__']) expect((await post({ n, u: 'https://proto-name.example/' })).status).toBe(202);
+  expect((await names(t.siteId)).sort()).toEqual(['__proto__', 'constructor', 'toString']);
+});
