@@ -20,4 +20,4 @@ VOLUME ["/var/lib/tally"]
 EXPOSE 8443 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.TALLY_HTTP_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=64", "dist/main.js"]

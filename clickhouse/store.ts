@@ -31,6 +31,14 @@ export interface Store {
   command(sql: string, params?: Params, settings?: ClickHouseSettings): Promise<void>;
   insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void>;
   ping(): Promise<boolean>;
+  /**
+   * The same database over a connection of its own, so its statements do not queue behind this
+   * store's. Embedded: chDB runs one statement at a time per connection (and parameterised ones
+   * one at a time per process), but separate connections to one data directory run in parallel —
+   * live ingest inserts on their own lane, not behind a report or a rollup feed. Server mode: the
+   * HTTP client already runs statements in parallel, so this is the same store. Close it when done.
+   */
+  dedicated(lane: string): Store;
   close(): Promise<void>;
 }
 
@@ -46,9 +54,10 @@ const BASE_SETTINGS: ClickHouseSettings = {
 // chDB holds one engine per process; @clickhouse/client instances over it are cheap, the engine is not.
 const embeddedClients = new Map<string, { client: ClickHouseClient; refs: number }>();
 
-function embeddedClient(dataDir: string): ClickHouseClient {
+function embeddedClient(dataDir: string, lane = ''): ClickHouseClient {
   const dir = path.join(dataDir, 'clickhouse');
-  const existing = embeddedClients.get(dir);
+  const key = lane ? `${dir}#${lane}` : dir;
+  const existing = embeddedClients.get(key);
   if (existing) {
     existing.refs++;
     return existing.client;
@@ -61,7 +70,7 @@ function embeddedClient(dataDir: string): ClickHouseClient {
   const connection = createChdbConnection({ path: dir }) as unknown as Parameters<typeof createClient>[0] extends infer O
     ? O extends { connection?: infer C } ? C : never : never;
   const client = createClient({ connection, clickhouse_settings: BASE_SETTINGS });
-  embeddedClients.set(dir, { client, refs: 1 });
+  embeddedClients.set(key, { client, refs: 1 });
   return client;
 }
 
@@ -75,12 +84,12 @@ function releaseEmbedded(client: ClickHouseClient): Promise<void> {
   return Promise.resolve();
 }
 
-export function openStore(opts: StoreOptions): Store {
+export function openStore(opts: StoreOptions, lane = ''): Store {
   if (!IDENT.test(opts.database)) throw new Error(`CLICKHOUSE_DATABASE must be an identifier, got "${opts.database}"`);
   if (opts.cluster && !IDENT.test(opts.cluster)) throw new Error(`CLICKHOUSE_CLUSTER must be an identifier`);
   const embedded = !opts.url;
   const client = embedded
-    ? embeddedClient(opts.dataDir ?? 'data')
+    ? embeddedClient(opts.dataDir ?? 'data', lane)
     : createClient({
         url: opts.url,
         username: opts.user,
@@ -117,6 +126,10 @@ export function openStore(opts: StoreOptions): Store {
       } catch {
         return false;
       }
+    },
+    dedicated(name) {
+      if (!embedded) return { ...this, close: () => Promise.resolve() };
+      return openStore(opts, name);
     },
     close: () => (embedded ? releaseEmbedded(client) : client.close()),
   };

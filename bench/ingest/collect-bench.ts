@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,12 +12,16 @@ import { cpuByThread, cpuDelta } from './proc-cpu';
  * POST /api/event under load with durable acknowledgement: the built server (node dist/main.js,
  * embedded chDB, real Redis) in one process, autocannon in this one, same machine. Reports events/s
  * and latency of the 202s, then stops the server and counts the rows: every 202 must be stored.
- *   node scripts/build.mjs && node scripts/bench.mjs bench/ingest/collect-bench.ts [seconds] [connections]
+ *   node scripts/build.mjs && node scripts/bench.mjs bench/ingest/collect-bench.ts [seconds] [connections] [rate]
+ * Without a rate every connection sends its next event when the last is answered (closed loop: latency
+ * then grows with the connections, by Little's law). With a rate (events/s over all connections, as
+ * many independent visitors would send), autocannon paces requests and corrects for coordinated omission.
  * The engine's raw insert rate for the same rows is bench/ingest/insert-bench.ts.
  */
 const root = process.cwd();
 const seconds = Number(process.argv[2] ?? 20);
 const connections = Number(process.argv[3] ?? 64);
+const rate = process.argv[4] ? Number(process.argv[4]) : undefined;
 
 const freePort = () => new Promise<number>((resolve) => {
   const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -51,18 +55,26 @@ async function waitReady(port: number): Promise<void> {
 function startServer(dataDir: string, httpPort: number, httpsPort: number): ChildProcess {
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server (on its SIGTERM exit) for inspection.
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  return spawn(process.execPath, [...prof, path.join(root, 'dist', 'main.js')], {
+  // The server runs with the Node flags `npm start` gives it (a larger young generation: V8's
+  // scavenges were a fifth of the main thread), or BENCH_NODE_FLAGS to compare others.
+  const flags = (process.env.BENCH_NODE_FLAGS ?? startFlags()).split(' ').filter(Boolean);
+  return spawn(process.execPath, [...flags, ...prof, path.join(root, 'dist', 'main.js')], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production', TALLY_LOG_LEVEL: 'warn', TALLY_DATA_DIR: dataDir, TALLY_HOST: '127.0.0.1',
       TALLY_HTTP_PORT: String(httpPort), TALLY_HTTPS_PORT: String(httpsPort), TALLY_TRUST_PROXY: 'loopback', CLICKHOUSE_DATABASE: 'bench' },
   });
 }
 
+function startFlags(): string {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return pkg.scripts.start.split(' ').filter((t) => t.startsWith('--')).join(' ');
+}
+
 async function load(port: number, domain: string) {
   const reqs = benchRequests(domain, 5000);
   let i = 0;
   return autocannon({
-    url: `http://127.0.0.1:${port}`, connections, duration: seconds,
+    url: `http://127.0.0.1:${port}`, connections, duration: seconds, ...(rate ? { overallRate: rate } : {}),
     requests: [{ method: 'POST', path: '/api/event', setupRequest: (req) => ({ ...req, ...reqs[i++ % reqs.length] }) }],
   });
 }
@@ -89,7 +101,7 @@ async function main() {
     const stored = Object.values(JSON.parse(counted.stdout || '{}') as Record<string, number>).reduce((a, b) => a + b, 0);
     const accepted = result['2xx'];
     console.log(JSON.stringify({
-      seconds, connections, accepted, events_per_second: Math.round(accepted / seconds), non_2xx: result.non2xx, errors: result.errors,
+      seconds, connections, rate: rate ?? null, accepted, events_per_second: Math.round(accepted / seconds), non_2xx: result.non2xx, errors: result.errors,
       latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
       inserts: stats.batches, events_per_insert: Math.round(Number(stats.stored) / Number(stats.batches)),
       stored_rows: stored, lost: Math.max(0, accepted - stored),

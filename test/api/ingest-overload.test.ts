@@ -6,8 +6,9 @@ import { request, type HttpResult } from '../support/http';
  * PRODUCT.md §3 over real HTTP: when the ingest buffer is full the answer is 503 `overloaded` with
  * Retry-After, never a silent drop, and every 202 is a stored row. The buffer is made tiny
  * (TALLY_INGEST_MAX_PENDING) and is filled deterministically, not by timing luck: chDB runs one
- * statement at a time, so a slow query started through the same store holds the collector's insert
- * back, and events sent meanwhile can only wait in the buffer or be refused.
+ * statement at a time per connection, so a slow query started on the collector's own connection (its
+ * `ingest` lane) holds its insert back, and events sent meanwhile can only wait in the buffer or be
+ * refused.
  */
 const MAX_PENDING = 3;
 const BURST = 40;
@@ -41,8 +42,8 @@ test('a full ingest buffer answers 503 overloaded with Retry-After, and every 20
   expect((await post(t.domain, 0)).status).toBe(202);
   const overloadedBefore = collector.stats.overloaded;
 
-  const store = svc.running.ctx.store;
-  const hold = store.query<{ n: number }>(HOLD_ENGINE_SQL);
+  const lane = svc.running.ctx.store.dedicated('ingest');
+  const hold = lane.query<{ n: number }>(HOLD_ENGINE_SQL).finally(() => lane.close());
   await pause(200); // the slow query reaches the engine first
   // A lead event takes the one insert slot (its insert then waits behind the slow query) ...
   const lead = post(t.domain, 1);
@@ -67,4 +68,20 @@ test('a full ingest buffer answers 503 overloaded with Retry-After, and every 20
   // The 202s were sent after their insert committed, so the rows are there now: warm-up + accepted.
   expect(await storedRows(t.siteId)).toBe(1 + accepted);
   expect(collector.pending).toBe(0);
+});
+
+test('a slow report does not hold acknowledgements back: ingest inserts on a connection of their own', async () => {
+  const t = await svc.tenant({ domain: 'lane.example' });
+  expect((await post(t.domain, 0)).status).toBe(202);
+  // About 5 s of engine time on the store reports and rollup feeds use.
+  const store = svc.running.ctx.store;
+  let holdDone = false;
+  const hold = store.query(HOLD_ENGINE_SQL).then(() => (holdDone = true));
+  await pause(200);
+  const answer = await post(t.domain, 1);
+  expect(answer.status).toBe(202);
+  // Acknowledged (so committed) while the slow statement still ran.
+  expect(holdDone).toBe(false);
+  await hold;
+  expect(await storedRows(t.siteId)).toBe(2);
 });
