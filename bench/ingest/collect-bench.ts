@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { EventEmitter } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -70,13 +71,37 @@ function startFlags(): string {
   return pkg.scripts.start.split(' ').filter((t) => t.startsWith('--')).join(' ');
 }
 
+/** The slowest answer in each second of the run: shows whether a tail is steady or a few stalls. */
+const worstBySecond: number[] = [];
+/**
+ * Latencies after the first WARMUP_MS: the first seconds open every connection at once and warm the
+ * JIT and caches, a burst real visitors (arriving over time) do not make. Reported beside autocannon's
+ * whole-run figures.
+ */
+const WARMUP_MS = 3000;
+const steady: number[] = [];
+
+function percentiles(values: number[]) {
+  const s = [...values].sort((a, b) => a - b);
+  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : 0);
+  return { count: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s.length ? s[s.length - 1] : 0 };
+}
+
 async function load(port: number, domain: string) {
   const reqs = benchRequests(domain, 5000);
   let i = 0;
-  return autocannon({
+  const t0 = Date.now();
+  const instance = autocannon({
     url: `http://127.0.0.1:${port}`, connections, duration: seconds, ...(rate ? { overallRate: rate } : {}),
     requests: [{ method: 'POST', path: '/api/event', setupRequest: (req) => ({ ...req, ...reqs[i++ % reqs.length] }) }],
   });
+  (instance as unknown as EventEmitter).on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
+    const elapsed = Date.now() - t0;
+    const s = Math.floor(elapsed / 1000);
+    worstBySecond[s] = Math.max(worstBySecond[s] ?? 0, Math.round(ms));
+    if (elapsed >= WARMUP_MS) steady.push(Math.round(ms));
+  });
+  return instance;
 }
 
 async function main() {
@@ -103,7 +128,12 @@ async function main() {
     console.log(JSON.stringify({
       seconds, connections, rate: rate ?? null, accepted, events_per_second: Math.round(accepted / seconds), non_2xx: result.non2xx, errors: result.errors,
       latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
-      inserts: stats.batches, events_per_insert: Math.round(Number(stats.stored) / Number(stats.batches)),
+      inserts: stats.batches,
+      server_event_loop_delay_ms: stats.event_loop_delay_ms,
+      // Mean wall time per batch of its two steps (session state in Redis, then the engine's insert).
+      batch_ms: Object.fromEntries(Object.entries(stats.write_ms as Record<string, number>).map(([k, v]) => [k, Math.round(v / Math.max(1, Number(stats.batches)))])), events_per_insert: Math.round(Number(stats.stored) / Number(stats.batches)),
+      latency_after_warmup_ms: percentiles(steady),
+      worst_ms_by_second: worstBySecond,
       stored_rows: stored, lost: Math.max(0, accepted - stored),
       // CPU per accepted event (µs), steadier than events/s on a shared machine: the server by thread
       // group, and this process (autocannon).

@@ -1,20 +1,29 @@
 import { AppError } from '../../core/errors';
 
 /**
- * Durable micro-batching (group commit). Requests add their item and wait; a write takes everything
- * that arrived meanwhile, so under load many requests share one ClickHouse insert, and at low load an
- * event is written at once. Up to `maxInFlight` writes run together (the engine inserts on several
- * threads; a new batch need not wait for the previous insert to finish). A caller's promise settles
- * only after the write holding its item has finished: the 202 goes out after the commit. The queue is
- * bounded: when it is full the caller is refused with 503 and Retry-After, never silently dropped.
+ * Durable micro-batching (group commit) as a two-stage pipeline. Requests add their item and wait.
+ * When the first stage (`prepare`: session state, in arrival order) is free it takes everything that
+ * arrived meanwhile; when the second (`commit`: the insert) is free it takes the prepared batch. So
+ * under load many requests share one insert, a batch is prepared while the previous one commits, and
+ * at low load an event is written at once. A caller's promise settles only after the commit holding
+ * its item has finished: the 202 goes out after the insert. The queue is bounded: when it is full the
+ * caller is refused with 503 and Retry-After, never silently dropped.
+ *
+ * Why two stages: measured at 10k events/s, preparing a batch (two Redis round trips through a busy
+ * event loop) took as long as inserting it; one after the other, every request waited for both.
  */
 export interface BatcherOptions {
-  /** Items waiting (not yet being written) beyond which new items are refused. */
+  /** Items waiting (not yet taken by a stage) beyond which new items are refused. */
   maxPending: number;
-  /** Largest single write. */
+  /** Largest single batch. */
   maxBatch: number;
-  /** Writes running at the same time. */
-  maxInFlight: number;
+}
+
+/** The stages of a write. Each runs one batch at a time; batches go through both in order. */
+export interface WritePipeline<T, P, R> {
+  prepare(items: T[]): Promise<P>;
+  /** Returns one result per item, in order; throwing fails the whole batch. */
+  commit(prepared: P, items: T[]): Promise<R[]>;
 }
 
 interface Entry<T, R> {
@@ -23,21 +32,37 @@ interface Entry<T, R> {
   reject: (err: unknown) => void;
 }
 
+interface Prepared<T, P, R> {
+  batch: Entry<T, R>[];
+  prepared: P;
+}
+
 export const overloaded = () =>
   new AppError(503, 'overloaded', 'Ingest is at capacity; retry shortly.', undefined, { 'Retry-After': '2' });
 
 export const shuttingDown = () =>
   new AppError(503, 'overloaded', 'The server is shutting down; retry shortly.', undefined, { 'Retry-After': '5' });
 
+/** A one-stage write is a pipeline whose prepare passes the items through. */
+function asPipeline<T, R>(write: ((items: T[]) => Promise<R[]>) | WritePipeline<T, unknown, R>): WritePipeline<T, unknown, R> {
+  if (typeof write !== 'function') return write;
+  return { prepare: async (items) => items, commit: (_p, items) => write(items) };
+}
+
 export class DurableBatcher<T, R> {
   private queue: Entry<T, R>[] = [];
-  private inFlight = 0;
+  private readonly stages: WritePipeline<T, unknown, R>;
+  private preparing = false;
+  private committing = false;
+  /** A prepared batch waiting for the commit stage (at most one: preparing further ahead only splits batches). */
+  private ready: Prepared<T, unknown, R> | null = null;
   private scheduled = false;
   private closed = false;
   private idle: (() => void)[] = [];
 
-  /** `write` returns one result per item, in order; throwing fails the whole batch. */
-  constructor(private readonly write: (items: T[]) => Promise<R[]>, private readonly opts: BatcherOptions) {}
+  constructor(write: ((items: T[]) => Promise<R[]>) | WritePipeline<T, unknown, R>, private readonly opts: BatcherOptions) {
+    this.stages = asPipeline(write);
+  }
 
   get pending(): number {
     return this.queue.length;
@@ -48,7 +73,7 @@ export class DurableBatcher<T, R> {
     if (this.queue.length >= this.opts.maxPending) return Promise.reject(overloaded());
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.scheduled && this.inFlight < this.opts.maxInFlight) {
+      if (!this.scheduled && this.canPrepare()) {
         // setImmediate lets every request parsed in this turn of the event loop join the batch.
         this.scheduled = true;
         setImmediate(() => {
@@ -59,24 +84,50 @@ export class DurableBatcher<T, R> {
     });
   }
 
+  private canPrepare(): boolean {
+    return !this.preparing && this.ready === null;
+  }
+
   private pump(): void {
-    while (this.queue.length > 0 && this.inFlight < this.opts.maxInFlight) {
-      const batch = this.queue.splice(0, this.opts.maxBatch);
-      this.inFlight++;
-      this.write(batch.map((e) => e.item))
-        .then((results) => batch.forEach((e, i) => e.resolve(results[i])), (err: unknown) => batch.forEach((e) => e.reject(err)))
-        .finally(() => {
-          this.inFlight--;
-          this.pump();
-        });
-    }
-    if (this.queue.length === 0 && this.inFlight === 0) for (const fn of this.idle.splice(0)) fn();
+    if (this.ready && !this.committing) this.commitNext();
+    if (this.queue.length > 0 && this.canPrepare()) this.prepareNext();
+    if (this.isIdle()) for (const fn of this.idle.splice(0)) fn();
+  }
+
+  private prepareNext(): void {
+    const batch = this.queue.splice(0, this.opts.maxBatch);
+    this.preparing = true;
+    this.stages.prepare(batch.map((e) => e.item)).then(
+      (prepared) => {
+        this.ready = { batch, prepared };
+      },
+      (err: unknown) => batch.forEach((e) => e.reject(err)),
+    ).finally(() => {
+      this.preparing = false;
+      this.pump();
+    });
+  }
+
+  private commitNext(): void {
+    const { batch, prepared } = this.ready!;
+    this.ready = null;
+    this.committing = true;
+    this.stages.commit(prepared, batch.map((e) => e.item))
+      .then((results) => batch.forEach((e, i) => e.resolve(results[i])), (err: unknown) => batch.forEach((e) => e.reject(err)))
+      .finally(() => {
+        this.committing = false;
+        this.pump();
+      });
+  }
+
+  private isIdle(): boolean {
+    return this.queue.length === 0 && !this.preparing && !this.committing && this.ready === null;
   }
 
   /** Refuse new items and wait until everything accepted has been written. */
   close(): Promise<void> {
     this.closed = true;
-    if (this.queue.length === 0 && this.inFlight === 0 && !this.scheduled) return Promise.resolve();
+    if (this.isIdle() && !this.scheduled) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 }

@@ -15,7 +15,7 @@ test('items arriving while a write runs share the next write; callers settle onl
     writes.push(items);
     if (writes.length === 1) await gate.promise;
     return items.map((i) => `ok${i}`);
-  }, { maxPending: 100, maxBatch: 100, maxInFlight: 1 });
+  }, { maxPending: 100, maxBatch: 100 });
   const first = b.submit(1);
   await new Promise((r) => setImmediate(r));
   let settled = false;
@@ -30,7 +30,7 @@ test('items arriving while a write runs share the next write; callers settle onl
 
 test('a full buffer refuses with 503 and Retry-After instead of dropping', async () => {
   const gate = deferred();
-  const b = new DurableBatcher<number, number>(async (items) => { await gate.promise; return items; }, { maxPending: 2, maxBatch: 10, maxInFlight: 1 });
+  const b = new DurableBatcher<number, number>(async (items) => { await gate.promise; return items; }, { maxPending: 2, maxBatch: 10 });
   const inFlight = b.submit(0);
   await new Promise((r) => setImmediate(r)); // 0 is being written; the queue is empty again
   const queued = [b.submit(1), b.submit(2)];
@@ -46,7 +46,7 @@ test('a failed write fails every caller of that batch, and later writes still ru
   const b = new DurableBatcher<number, number>(async (items) => {
     if (fail) { fail = false; throw new Error('storage down'); }
     return items;
-  }, { maxPending: 10, maxBatch: 10, maxInFlight: 1 });
+  }, { maxPending: 10, maxBatch: 10 });
   await expect(Promise.all([b.submit(1), b.submit(2)])).rejects.toThrow('storage down');
   expect(await b.submit(3)).toBe(3);
 });
@@ -54,7 +54,7 @@ test('a failed write fails every caller of that batch, and later writes still ru
 test('close waits for every accepted item and refuses new ones', async () => {
   const gate = deferred();
   const written: number[] = [];
-  const b = new DurableBatcher<number, number>(async (items) => { await gate.promise; written.push(...items); return items; }, { maxPending: 10, maxBatch: 1, maxInFlight: 1 });
+  const b = new DurableBatcher<number, number>(async (items) => { await gate.promise; written.push(...items); return items; }, { maxPending: 10, maxBatch: 1 });
   const accepted = [b.submit(1), b.submit(2)];
   const closing = b.close();
   await expect(b.submit(3)).rejects.toMatchObject({ status: 503 });
@@ -64,24 +64,57 @@ test('close waits for every accepted item and refuses new ones', async () => {
   await Promise.all(accepted);
 });
 
-test('with two writes in flight a new batch starts while the previous insert runs', async () => {
-  const gates = [deferred(), deferred()];
-  const started: number[][] = [];
-  const b = new DurableBatcher<number, number>(async (items) => {
-    started.push(items);
-    await gates[started.length - 1]?.promise;
-    return items;
-  }, { maxPending: 10, maxBatch: 10, maxInFlight: 2 });
+test('pipeline: the next batch is prepared while the previous one commits, in arrival order', async () => {
+  const commitGates = [deferred(), deferred()];
+  const log: string[] = [];
+  let commits = 0;
+  const b = new DurableBatcher<number, number>({
+    prepare: async (items) => {
+      log.push(`prepare ${items.join(',')}`);
+      return items.map((i) => i * 10);
+    },
+    commit: async (prepared: unknown, items) => {
+      log.push(`commit ${items.join(',')}`);
+      await commitGates[commits++]?.promise;
+      return prepared as number[];
+    },
+  }, { maxPending: 100, maxBatch: 100 });
   const first = b.submit(1);
-  await new Promise((r) => setImmediate(r));
-  const second = b.submit(2);
-  await new Promise((r) => setImmediate(r));
-  expect(started).toEqual([[1], [2]]); // the second write started before the first finished
-  const third = b.submit(3);
-  await new Promise((r) => setTimeout(r, 10));
-  expect(started).toHaveLength(2); // at most two at a time
-  gates[1].release();
-  expect(await second).toBe(2);
-  gates[0].release();
-  expect(await Promise.all([first, third])).toEqual([1, 3]);
+  await new Promise((r) => setTimeout(r, 5));
+  expect(log).toEqual(['prepare 1', 'commit 1']);
+  // While 1 commits, 2 and 3 arrive: prepared together at once, committed only after 1.
+  const next = [b.submit(2), b.submit(3)];
+  await new Promise((r) => setTimeout(r, 5));
+  expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3']);
+  // One prepared batch waits at most: 4 and 5 queue until the commit stage takes 2,3.
+  const later = [b.submit(4), b.submit(5)];
+  await new Promise((r) => setTimeout(r, 5));
+  expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3']);
+  commitGates[0].release();
+  expect(await first).toBe(10);
+  await new Promise((r) => setTimeout(r, 5));
+  expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3', 'commit 2,3', 'prepare 4,5']);
+  commitGates[1].release();
+  expect(await Promise.all([...next, ...later])).toEqual([20, 30, 40, 50]);
+});
+
+test('pipeline: a failed prepare fails only its batch and the pipeline goes on; close waits for both stages', async () => {
+  let failPrepare = true;
+  const committed: number[] = [];
+  const b = new DurableBatcher<number, number>({
+    prepare: async (items) => {
+      if (failPrepare) { failPrepare = false; throw new Error('session state unavailable'); }
+      return items;
+    },
+    commit: async (_p, items) => {
+      await new Promise((r) => setTimeout(r, 10));
+      committed.push(...items);
+      return items;
+    },
+  }, { maxPending: 10, maxBatch: 10 });
+  await expect(b.submit(1)).rejects.toThrow('session state unavailable');
+  const accepted = [b.submit(2), b.submit(3)];
+  await b.close();
+  expect(committed).toEqual([2, 3]);
+  expect(await Promise.all(accepted)).toEqual([2, 3]);
 });
