@@ -2,10 +2,11 @@ import { AppError } from '../../core/errors';
 
 /**
  * Durable micro-batching (group commit) as a two-stage pipeline. Requests add their item and wait.
- * When the first stage (`prepare`: session state, in arrival order) is free it takes everything that
- * arrived meanwhile; when the second (`commit`: the insert) is free it takes the prepared batch. So
- * under load many requests share one insert, a batch is prepared while the previous one commits, and
- * at low load an event is written at once. A caller's promise settles only after the commit holding
+ * The first stage (`prepare`: session state, in arrival order) takes everything queued at the moment
+ * a commit starts, so the next batch is ready when that commit ends; the second (`commit`: the
+ * insert) then takes it. An idle pipeline takes an arriving item at once. So under load many
+ * requests share one insert and a batch is prepared while the previous one commits; a prepare never
+ * starts mid-commit for the few items that arrived since (that would split the next batch in two). A caller's promise settles only after the commit holding
  * its item has finished: the 202 goes out after the insert. The queue is bounded: when it is full the
  * caller is refused with 503 and Retry-After, never silently dropped.
  *
@@ -73,7 +74,7 @@ export class DurableBatcher<T, R> {
     if (this.queue.length >= this.opts.maxPending) return Promise.reject(overloaded());
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.scheduled && this.canPrepare()) {
+      if (!this.scheduled && this.stagesIdle()) {
         // setImmediate lets every request parsed in this turn of the event loop join the batch.
         this.scheduled = true;
         setImmediate(() => {
@@ -84,13 +85,14 @@ export class DurableBatcher<T, R> {
     });
   }
 
-  private canPrepare(): boolean {
-    return !this.preparing && this.ready === null;
-  }
-
   private pump(): void {
-    if (this.ready && !this.committing) this.commitNext();
-    if (this.queue.length > 0 && this.canPrepare()) this.prepareNext();
+    if (this.ready && !this.committing) {
+      this.commitNext();
+      // The commit just started: prepare what queued meanwhile, to be ready when it ends.
+      if (this.queue.length > 0 && !this.preparing) this.prepareNext();
+    } else if (this.queue.length > 0 && !this.preparing && !this.ready && !this.committing) {
+      this.prepareNext();
+    }
     if (this.isIdle()) for (const fn of this.idle.splice(0)) fn();
   }
 
@@ -120,8 +122,12 @@ export class DurableBatcher<T, R> {
       });
   }
 
+  private stagesIdle(): boolean {
+    return !this.preparing && !this.committing && this.ready === null;
+  }
+
   private isIdle(): boolean {
-    return this.queue.length === 0 && !this.preparing && !this.committing && this.ready === null;
+    return this.queue.length === 0 && this.stagesIdle();
   }
 
   /** Refuse new items and wait until everything accepted has been written. */

@@ -64,38 +64,51 @@ test('close waits for every accepted item and refuses new ones', async () => {
   await Promise.all(accepted);
 });
 
-test('pipeline: the next batch is prepared while the previous one commits, in arrival order', async () => {
-  const commitGates = [deferred(), deferred()];
+test('pipeline: what queued while a batch prepared is prepared as soon as that batch commits, not mid-commit', async () => {
+  const commitGates = [deferred(), deferred(), deferred()];
+  const prepareGates = [deferred(), deferred(), deferred()];
   const log: string[] = [];
   let commits = 0;
+  let prepares = 0;
   const b = new DurableBatcher<number, number>({
     prepare: async (items) => {
       log.push(`prepare ${items.join(',')}`);
+      if (prepares++ > 0) await prepareGates[prepares - 1].promise;
       return items.map((i) => i * 10);
     },
     commit: async (prepared: unknown, items) => {
       log.push(`commit ${items.join(',')}`);
-      await commitGates[commits++]?.promise;
+      await commitGates[commits++].promise;
       return prepared as number[];
     },
   }, { maxPending: 100, maxBatch: 100 });
+  const tick = () => new Promise((r) => setTimeout(r, 5));
   const first = b.submit(1);
-  await new Promise((r) => setTimeout(r, 5));
+  await tick();
   expect(log).toEqual(['prepare 1', 'commit 1']);
-  // While 1 commits, 2 and 3 arrive: prepared together at once, committed only after 1.
-  const next = [b.submit(2), b.submit(3)];
-  await new Promise((r) => setTimeout(r, 5));
-  expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3']);
-  // One prepared batch waits at most: 4 and 5 queue until the commit stage takes 2,3.
-  const later = [b.submit(4), b.submit(5)];
-  await new Promise((r) => setTimeout(r, 5));
-  expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3']);
+  // Arrivals during a commit wait for it: preparing them now would split the next batch.
+  const second = [b.submit(2), b.submit(3)];
+  await tick();
+  expect(log).toEqual(['prepare 1', 'commit 1']);
   commitGates[0].release();
   expect(await first).toBe(10);
-  await new Promise((r) => setTimeout(r, 5));
+  await tick();
+  expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3']);
+  // 4 and 5 queue while 2,3 prepares; when 2,3 starts committing they are prepared beside it.
+  const third = [b.submit(4), b.submit(5)];
+  await tick();
+  prepareGates[1].release();
+  await tick();
   expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3', 'commit 2,3', 'prepare 4,5']);
+  prepareGates[2].release();
+  await tick();
+  expect(log).toHaveLength(5); // 4,5 is prepared and waits: one commit at a time
   commitGates[1].release();
-  expect(await Promise.all([...next, ...later])).toEqual([20, 30, 40, 50]);
+  expect(await Promise.all(second)).toEqual([20, 30]);
+  await tick();
+  expect(log[5]).toBe('commit 4,5');
+  commitGates[2].release();
+  expect(await Promise.all(third)).toEqual([40, 50]);
 });
 
 test('pipeline: a failed prepare fails only its batch and the pipeline goes on; close waits for both stages', async () => {
