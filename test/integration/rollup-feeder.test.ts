@@ -2,13 +2,16 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { redisFeedLock } from '../../clickhouse/feed-lock';
-import { RollupFeeder, rollupFeeder } from '../../clickhouse/feeder';
+import { RollupFeeder } from '../../clickhouse/feeder';
 import { migrate } from '../../clickhouse/migrate';
 import { openStore, type Store } from '../../clickhouse/store';
 import { connectRedis, type RedisHandle } from '../../infra/redis';
 
 /**
- * The rollup feeder on the real engine: every stored event reaches every rollup exactly once —
+ * The rollup feeder on the real engine. Each `new RollupFeeder(store)` plays one process's feeder
+ * (state read from storage when it starts), so a restart is a new instance; rows inserted with
+ * store.insert directly are rows a previous process stored and never fed. Every stored event reaches
+ * every rollup exactly once —
  * across feeds, after a feed cut short mid-way (the restart repeats it with the same deduplication
  * tokens), for blocks stored but never fed before a restart, and for writes that run while a feed
  * does.
@@ -71,7 +74,7 @@ const hint = (site: string) => ({ siteIds: [site], minTs: Date.parse('2026-03-01
 
 test('writes through the feeder reach every rollup once, however many catch-ups follow', async () => {
   const site = randomUUID();
-  const feeder = rollupFeeder(store);
+  const feeder = new RollupFeeder(store);
   const rows = tenEvents(site);
   await feeder.write(hint(site), () => store.insert('events', rows.slice(0, 4)));
   await feeder.catchUp();
@@ -83,7 +86,7 @@ test('writes through the feeder reach every rollup once, however many catch-ups 
 
 test('a feed cut short after its first rollup is finished by the next start, not repeated', async () => {
   const site = randomUUID();
-  await rollupFeeder(store).catchUp();
+  await new RollupFeeder(store).catchUp();
   await store.insert('events', tenEvents(site));
   let cut = true;
   const crashing = new RollupFeeder(store, {
@@ -101,13 +104,13 @@ test('a feed cut short after its first rollup is finished by the next start, not
   await restarted.start();
   await restarted.stop();
   expect(await totals(site)).toEqual(EXPECTED);
-  await rollupFeeder(store).catchUp();
+  await new RollupFeeder(store).catchUp();
   expect(await totals(site)).toEqual(EXPECTED);
 });
 
 test('a feed cut into chunks and crashed mid-way is finished by the next start with the same chunks', async () => {
   const site = randomUUID();
-  await rollupFeeder(store).catchUp();
+  await new RollupFeeder(store).catchUp();
   const rows = tenEvents(site);
   // Four blocks of 4, 3, 2 and 1 events; chunks of at most 3 events: [4] [3] [2, 1].
   for (const part of [rows.slice(0, 4), rows.slice(4, 7), rows.slice(7, 9), rows.slice(9)]) await store.insert('events', part);
@@ -138,7 +141,7 @@ test('blocks stored but never fed before a restart are fed when the feeder start
 
 test('a report-time catch-up includes a write that finished while a feed was running', async () => {
   const site = randomUUID();
-  const feeder = rollupFeeder(store);
+  const feeder = new RollupFeeder(store);
   const rows = tenEvents(site);
   await feeder.write(hint(site), () => store.insert('events', rows.slice(0, 5)));
   const first = feeder.catchUp();
@@ -150,7 +153,7 @@ test('a report-time catch-up includes a write that finished while a feed was run
 
 test('feeders of several processes (a ClickHouse server) take turns by lease and count each event once', async () => {
   const site = randomUUID();
-  await rollupFeeder(store).catchUp();
+  await new RollupFeeder(store).catchUp();
   const lock = redisFeedLock(redis, database);
   // Two "processes": each reads the watermark afresh and feeds whole block ranges under the lease.
   const a = new RollupFeeder(store, { shared: true });
@@ -178,11 +181,11 @@ test('feeders of several processes (a ClickHouse server) take turns by lease and
 
 test('a shared feeder without a lease to take does not feed', async () => {
   const site = randomUUID();
-  await rollupFeeder(store).catchUp();
+  await new RollupFeeder(store).catchUp();
   await store.insert('events', tenEvents(site));
   const lone = new RollupFeeder(store, { shared: true });
   await lone.catchUp();
   expect((await totals(site)).slices_events).toBe(0);
-  await rollupFeeder(store).catchUp();
+  await new RollupFeeder(store).catchUp();
   expect(await totals(site)).toEqual(EXPECTED);
 });

@@ -140,9 +140,10 @@ describe('the single-node DDL on chDB', () => {
       session_start: '2026-01-01 10:00:00.000', pathname: path, entry_path: '/a', channel: 'Direct',
     });
     const feeder = rollupFeeder(store);
-    await store.insert('events', [ev('2026-01-01 10:00:00.000', 'pageview', '/a')]);
+    const day = { siteIds: [site], minTs: Date.parse('2026-01-01T00:00:00Z'), maxTs: Date.parse('2026-01-02T00:00:00Z') };
+    await feeder.write(day, () => store.insert('events', [ev('2026-01-01 10:00:00.000', 'pageview', '/a')]));
     await feeder.catchUp();
-    await store.insert('events', [ev('2026-01-01 10:05:00.000', 'pageview', '/b'), ev('2026-01-01 10:06:00.000', 'Signup', '/b')]);
+    await feeder.write(day, () => store.insert('events', [ev('2026-01-01 10:05:00.000', 'pageview', '/b'), ev('2026-01-01 10:06:00.000', 'Signup', '/b')]));
     await feeder.catchUp();
     await feeder.catchUp();
     const [s] = await store.query<Record<string, unknown>>(
