@@ -47,6 +47,9 @@ const SOURCE = 'events';
 /** How often finished writes are fed when no report asks first. */
 export const FEED_INTERVAL_MS = 1000;
 
+/** Shared mode: how long a feed waits for another process's feed to release the lease. */
+const LEASE_WAIT_MS = 60_000;
+
 /** Events per feed insert, at most (a single larger block stays whole): bounds a feed's memory. */
 export const CHUNK_ROWS = 2_000_000;
 
@@ -147,8 +150,10 @@ export class RollupFeeder {
       if (!this.shared) return await this.feedOnce();
       // Another process may have moved the watermark since this one last looked.
       this.state = null;
-      const fed = this.lock ? await this.lock.withLease(() => this.feedOnce()) : false;
-      if (!fed) logger.debug('rollup feed skipped: another process holds the feed lease, or there is no lease to take');
+      // Waits out another process's feed: that feed's range may not hold this process's last writes,
+      // and a report must count every event acknowledged before it started.
+      const fed = this.lock ? await this.lock.withLease(() => this.feedOnce(), LEASE_WAIT_MS) : false;
+      if (!fed) logger.debug('rollup feed skipped: no feed lease to take (Redis down, or held by another process too long)');
     } catch (err) {
       this.state = null;
       logger.error({ err: (err as Error).message }, 'rollup feed failed; retrying with the next feed');

@@ -162,11 +162,15 @@ test('feeders of several processes (a ClickHouse server) take turns by lease and
   b.useLock(lock);
   const rows = tenEvents(site);
   await store.insert('events', rows.slice(0, 5));
-  // While a holds the lease, b's feed is skipped, not run beside it.
+  // While a holds the lease, b's feed waits for it, not run beside it.
+  let waiting: Promise<void> | null = null;
   await lock.withLease(async () => {
-    await b.catchUp();
+    waiting = b.catchUp();
+    await new Promise((r) => setTimeout(r, 300));
     expect((await totals(site)).slices_events).toBe(0);
   });
+  await waiting;
+  expect((await totals(site)).slices_events).toBe(5);
   // Taking turns: each must start from the watermark the other left, not from its own last feed.
   await a.catchUp();
   await store.insert('events', rows.slice(5, 8));
@@ -176,6 +180,23 @@ test('feeders of several processes (a ClickHouse server) take turns by lease and
   expect(await totals(site)).toEqual(EXPECTED);
   // At the same time: one feeds, the others skip or find nothing new.
   await Promise.all([a.catchUp(), b.catchUp(), a.catchUp(), b.catchUp()]);
+  expect(await totals(site)).toEqual(EXPECTED);
+});
+
+test('a shared report-time catch-up waits out another process\'s lease and counts events acknowledged before it', async () => {
+  const site = randomUUID();
+  await rollupFeeder(store).catchUp();
+  const lock = redisFeedLock(redis, database);
+  const reporting = new RollupFeeder(store, { shared: true });
+  reporting.useLock(lock);
+  // Another process is feeding (it holds the lease) when this process stores events and a report starts.
+  let catchUp: Promise<void> | null = null;
+  await lock.withLease(async () => {
+    await reporting.write(hint(site), () => store.insert('events', tenEvents(site)));
+    catchUp = reporting.catchUp();
+    await new Promise((r) => setTimeout(r, 200));
+  });
+  await catchUp;
   expect(await totals(site)).toEqual(EXPECTED);
 });
 

@@ -49,7 +49,7 @@ test('the api role publishes both ports; the worker waits for the api (which mig
 test('the image builds the bundle, runs dist/main.js and probes /healthz', () => {
   const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
   expect(dockerfile).toMatch(/RUN node scripts\/build\.mjs/);
-  expect(dockerfile).toMatch(/CMD \["node", "dist\/main\.js"\]/);
+  expect(dockerfile).toMatch(/CMD \["node", (?:"--[^"]+", )*"dist\/main\.js"\]/);
   expect(dockerfile).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
   expect(dockerfile).toMatch(/FROM node:20-bookworm-slim/);
 });
