@@ -127,6 +127,9 @@ export class RollupFeeder {
 
   /** Finish an interrupted feed and feed whatever was stored unfed, then feed every second. */
   async start(): Promise<void> {
+    // Refused rather than silently wrong: on a cluster `events` is a Distributed table with no parts
+    // of its own, and Replicated tables number blocks before a write commits.
+    if (this.store.cluster) throw new Error('CLICKHOUSE_CLUSTER: the rollup feeder does not support cluster mode yet (docs/OPERATIONS.md)');
     await this.catchUp();
     this.timer ??= setInterval(() => {
       if ([...this.pending].some((w) => w.done)) void this.catchUp();

@@ -185,7 +185,7 @@ test('feeders of several processes (a ClickHouse server) take turns by lease and
 
 test('a shared report-time catch-up waits out another process\'s lease and counts events acknowledged before it', async () => {
   const site = randomUUID();
-  await rollupFeeder(store).catchUp();
+  await new RollupFeeder(store).catchUp();
   const lock = redisFeedLock(redis, database);
   const reporting = new RollupFeeder(store, { shared: true });
   reporting.useLock(lock);
@@ -209,4 +209,13 @@ test('a shared feeder without a lease to take does not feed', async () => {
   expect((await totals(site)).slices_events).toBe(0);
   await new RollupFeeder(store).catchUp();
   expect(await totals(site)).toEqual(EXPECTED);
+});
+
+test('cluster mode is refused at start instead of feeding from a table without parts', async () => {
+  const clustered = openStore({ database, cluster: 'c1', dataDir: path.join(os.tmpdir(), `tally-jest-${process.pid}`) });
+  try {
+    await expect(new RollupFeeder(clustered).start()).rejects.toThrow(/CLICKHOUSE_CLUSTER.*cluster mode/);
+  } finally {
+    await clustered.close();
+  }
 });
