@@ -45,23 +45,24 @@ export const shuttingDown = () =>
   new AppError(503, 'overloaded', 'The server is shutting down; retry shortly.', undefined, { 'Retry-After': '5' });
 
 /** A one-stage write is a pipeline whose prepare passes the items through. */
-function asPipeline<T, R>(write: ((items: T[]) => Promise<R[]>) | WritePipeline<T, unknown, R>): WritePipeline<T, unknown, R> {
+function asPipeline<T, R, P>(write: ((items: T[]) => Promise<R[]>) | WritePipeline<T, P, R>): WritePipeline<T, P, R> {
   if (typeof write !== 'function') return write;
-  return { prepare: async (items) => items, commit: (_p, items) => write(items) };
+  // The items stand in for the prepared value: commit ignores it and writes the items.
+  return { prepare: async (items) => items as unknown as P, commit: (_p, items) => write(items) };
 }
 
-export class DurableBatcher<T, R> {
+export class DurableBatcher<T, R, P = unknown> {
   private queue: Entry<T, R>[] = [];
-  private readonly stages: WritePipeline<T, unknown, R>;
+  private readonly stages: WritePipeline<T, P, R>;
   private preparing = false;
   private committing = false;
   /** A prepared batch waiting for the commit stage (at most one: preparing further ahead only splits batches). */
-  private ready: Prepared<T, unknown, R> | null = null;
+  private ready: Prepared<T, P, R> | null = null;
   private scheduled = false;
   private closed = false;
   private idle: (() => void)[] = [];
 
-  constructor(write: ((items: T[]) => Promise<R[]>) | WritePipeline<T, unknown, R>, private readonly opts: BatcherOptions) {
+  constructor(write: ((items: T[]) => Promise<R[]>) | WritePipeline<T, P, R>, private readonly opts: BatcherOptions) {
     this.stages = asPipeline(write);
   }
 

@@ -47,8 +47,10 @@ export interface CollectResult {
   visitor?: string;
 }
 
-/** Plausible's built-in event names, accepted as ours. */
-/** A Map, not an object literal: an event named "constructor" must not pick up Object.prototype's. */
+/**
+ * Plausible's built-in event names, accepted as ours. A Map, not an object literal: an event named
+ * "constructor" must not pick up Object.prototype's.
+ */
 const PLAUSIBLE_NAMES = new Map([['Outbound Link: Click', 'exit_link'], ['File Download', 'file_download']]);
 const LINK_EVENTS = new Set(['exit_link', 'file_download']);
 
@@ -60,7 +62,7 @@ export class Collector {
   private readonly salts: SaltStore;
   private readonly sessions: LiveSessions;
   private readonly geo: GeoLookup;
-  private readonly batcher: DurableBatcher<Sessionable, CollectResult>;
+  private readonly batcher: DurableBatcher<Sessionable, CollectResult, SessionizedBatch>;
   /** Inserts go through a connection of their own: not queued behind reports and rollup feeds. */
   private readonly lane: Store;
 
@@ -70,8 +72,8 @@ export class Collector {
     this.sessions = new LiveSessions(deps.redis);
     this.geo = geoLookup(deps.geoipDb);
     this.lane = deps.store.dedicated('ingest');
-    this.batcher = new DurableBatcher<Sessionable, CollectResult>(
-      { prepare: (items) => this.sessionizeBatch(items), commit: (batch, items) => this.insertBatch(batch as SessionizedBatch, items) },
+    this.batcher = new DurableBatcher(
+      { prepare: (items: Sessionable[]) => this.sessionizeBatch(items), commit: (batch: SessionizedBatch, items: Sessionable[]) => this.insertBatch(batch, items) },
       { maxPending: deps.maxPending, maxBatch: MAX_BATCH },
     );
   }
