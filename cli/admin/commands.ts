@@ -16,7 +16,8 @@ export interface AdminCommand<A extends z.ZodType = z.ZodType> {
   run(ctx: AppContext, args: z.infer<A>, body: IncomingMessage): Promise<object>;
 }
 
-const uuid = (name: string) => z.string({ error: `--${name} is required` }).uuid(`--${name} must be a uuid`);
+/** A required uuid flag; `what` names it in the error (`--site must be a site uuid`). */
+export const uuid = (name: string, what = 'uuid') => z.string({ error: `--${name} is required` }).uuid(`--${name} must be a ${what}`);
 const csv = z.string().optional().transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
 
 async function requireOrg(ctx: AppContext, id: string) {

@@ -3,17 +3,15 @@ import { notFound } from '../../core/errors';
 import { geoLookup } from '../../ingest/enrich/geo';
 import { importEvents } from '../../ingest/import/importer';
 import { collectorOf } from '../../ingest/live/module';
-import { addCommands, define } from './commands';
+import { addCommands, define, uuid } from './commands';
 
 /**
  * `tally events import --site S --file F|-`: the request body is the NDJSON stream (PRODUCT.md §2).
  * Prints {imported, rejected, errors: [first 10 {line, message}]}.
  */
-const siteArg = z.string({ error: '--site is required' }).uuid('--site must be a site uuid');
-
 addCommands({
   'events import': define({
-    args: z.object({ site: siteArg }),
+    args: z.object({ site: uuid('site', 'site uuid') }),
     async run(ctx, a, body) {
       const site = await ctx.repos.getSite(a.site);
       if (!site) throw notFound('site');

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { notFound } from '../../core/errors';
 import { seedEvents } from '../../ingest/seed/seed';
-import { addCommands, define } from './commands';
+import { addCommands, define, uuid } from './commands';
 
 /** `tally seed --site S --events N --days D [--seed S]`: prints {inserted}. */
 addCommands({
   seed: define({
     args: z.object({
-      site: z.string({ error: '--site is required' }).uuid('--site must be a site uuid'),
+      site: uuid('site', 'site uuid'),
       events: z.coerce.number({ error: '--events must be a number' }).int('--events must be a whole number').min(1).max(1_000_000_000),
       days: z.coerce.number({ error: '--days must be a number' }).int('--days must be a whole number').min(1).max(3650),
       seed: z.coerce.number({ error: '--seed must be a number' }).int('--seed must be a whole number').min(0).max(2 ** 53).default(1),

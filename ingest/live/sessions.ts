@@ -1,3 +1,4 @@
+import { nowMs } from '../../core/clock';
 import { logger } from '../../core/logger';
 import type { RedisHandle } from '../../infra/redis';
 import type { SessionAttributes } from '../event';
@@ -5,8 +6,9 @@ import type { SessionAttributes } from '../event';
 /**
  * Live session state: which session a visitor is in, when it started, when it was last active and the
  * attributes of its first event. Kept in Redis (shared by every API process, expiring on its own 30
- * minutes after the last event) and in process memory while Redis is unreachable. Reads and writes
- * are batched: one MGET and one EVAL per ingest batch, not a round trip per event.
+ * minutes after the last event) and in process memory while Redis is unreachable. The memory copy
+ * expires by core/clock, the clock the rest of ingest reads, so moving it moves both alike. Reads
+ * and writes are batched: one MGET and one EVAL per ingest batch, not a round trip per event.
  */
 export interface SessionState {
   /** visitor_id */
@@ -72,7 +74,7 @@ export class LiveSessions {
         logger.warn({ err: (err as Error).message }, 'sessions: redis read failed, using memory');
       }
     }
-    const now = Date.now();
+    const now = nowMs();
     for (const k of keys) {
       const m = this.memory.get(k);
       if (m && m.expiresAt > now) out.set(k, m.state);
@@ -107,7 +109,7 @@ export class LiveSessions {
   }
 
   private remember(states: Map<string, SessionState>) {
-    const now = Date.now();
+    const now = nowMs();
     for (const [k, state] of states) {
       this.memory.delete(k);
       this.memory.set(k, { state, expiresAt: now + TTL_MS });

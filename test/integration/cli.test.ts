@@ -175,6 +175,8 @@ test.each([
   [['key', 'revoke', '--key', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d'], 'not_found', /key/],
   [['site', 'create', '--org', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--domain', 'http://bad/'], 'invalid_request', /domain/],
   [['frobnicate'], 'invalid_request', /unknown command/],
+  [['seed', '--site', 'not-a-uuid', '--events', '10', '--days', '7'], 'invalid_request', /^--site must be a site uuid$/],
+  [['events', 'import', '--site', 'not-a-uuid', '--file', '/dev/null'], 'invalid_request', /^--site must be a site uuid$/],
 ])('tally %j fails with a JSON error on stderr and a non-zero exit', async (args, code, message) => {
   const r = await tally(args.map((x) => (x === 'ORG' ? acmeOrg : x)));
   expect(r.code).not.toBe(0);

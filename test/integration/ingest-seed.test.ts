@@ -77,6 +77,15 @@ test('the same --seed gives the same traffic', async () => {
   expect(await digest(a.siteId)).toEqual(await digest(b.siteId));
 });
 
+test('the reported number is the rows this seed stored, also on a site that already has events', async () => {
+  const t = await svc.tenant();
+  const count = async () => Number((await q<{ c: number }>('SELECT count() AS c FROM EVENTS WHERE site_id = {s:UUID}', t.siteId))[0].c);
+  expect(await svc.admin('seed', { site: t.siteId, events: '1', days: '3', seed: '5' })).toEqual({ inserted: 1 });
+  expect(await count()).toBe(1);
+  expect(await svc.admin('seed', { site: t.siteId, events: '777', days: '3', seed: '6' })).toEqual({ inserted: 777 });
+  expect(await count()).toBe(778);
+});
+
 test('seed refuses bad arguments', async () => {
   const t = await svc.tenant();
   await expect(svc.admin('seed', { site: t.siteId, events: 'many', days: '7' })).rejects.toThrow();
