@@ -73,7 +73,7 @@ export class Collector {
     this.geo = geoLookup(deps.geoipDb);
     this.lane = deps.store.dedicated('ingest');
     this.batcher = new DurableBatcher(
-      { prepare: (items: Sessionable[]) => this.sessionizeBatch(items), commit: (batch: SessionizedBatch, items: Sessionable[]) => this.insertBatch(batch, items) },
+      { prepare: (items: Sessionable[]) => this.sessionizeBatch(items), commit: (batches: SessionizedBatch[], items: Sessionable[]) => this.insertBatch(batches, items) },
       { maxPending: deps.maxPending, maxBatch: MAX_BATCH },
     );
   }
@@ -170,9 +170,11 @@ export class Collector {
     return batch;
   }
 
-  /** Stage two: one insert for the batch (while the next batch is sessionised). */
-  private async insertBatch({ rows, ids }: SessionizedBatch, items: Sessionable[]): Promise<CollectResult[]> {
+  /** Stage two: one insert for every batch sessionised since the last (while the next ones are). */
+  private async insertBatch(batches: SessionizedBatch[], items: Sessionable[]): Promise<CollectResult[]> {
     const started = performance.now();
+    const rows = batches.length === 1 ? batches[0].rows : batches.flatMap((b) => b.rows);
+    const ids = batches.length === 1 ? batches[0].ids : batches.flatMap((b) => b.ids);
     // Positional rows: ClickHouse parses them about a third faster than keyed JSON objects.
     await rollupFeeder(this.deps.store).write(batchHint(items), () => this.lane.client.insert({
       table: this.lane.table('events'), values: rows, format: 'JSONCompactEachRow', columns: [...EVENT_COLUMNS],

@@ -64,51 +64,54 @@ test('close waits for every accepted item and refuses new ones', async () => {
   await Promise.all(accepted);
 });
 
-test('pipeline: what queued while a batch prepared is prepared as soon as that batch commits, not mid-commit', async () => {
-  const commitGates = [deferred(), deferred(), deferred()];
-  const prepareGates = [deferred(), deferred(), deferred()];
+test('pipeline: events arriving during an insert are prepared at once and all go into the next insert', async () => {
+  const commitGates = [deferred(), deferred()];
   const log: string[] = [];
   let commits = 0;
-  let prepares = 0;
-  const b = new DurableBatcher<number, number>({
+  const b = new DurableBatcher<number, number, number[]>({
     prepare: async (items) => {
       log.push(`prepare ${items.join(',')}`);
-      if (prepares++ > 0) await prepareGates[prepares - 1].promise;
       return items.map((i) => i * 10);
     },
-    commit: async (prepared: unknown, items) => {
-      log.push(`commit ${items.join(',')}`);
+    commit: async (prepared, items) => {
+      log.push(`commit ${items.join(',')} from ${prepared.length} prepared`);
       await commitGates[commits++].promise;
-      return prepared as number[];
+      return prepared.flat();
     },
   }, { maxPending: 100, maxBatch: 100 });
   const tick = () => new Promise((r) => setTimeout(r, 5));
   const first = b.submit(1);
   await tick();
-  expect(log).toEqual(['prepare 1', 'commit 1']);
-  // Arrivals during a commit wait for it: preparing them now would split the next batch.
+  expect(log).toEqual(['prepare 1', 'commit 1 from 1 prepared']);
+  // During the insert: 2 and 3 arrive together, 4 later; both are prepared without waiting for it.
   const second = [b.submit(2), b.submit(3)];
   await tick();
-  expect(log).toEqual(['prepare 1', 'commit 1']);
+  second.push(b.submit(4));
+  await tick();
+  expect(log).toEqual(['prepare 1', 'commit 1 from 1 prepared', 'prepare 2,3', 'prepare 4']);
+  expect(b.pending).toBe(3); // prepared, not yet committing: they count against maxPending
   commitGates[0].release();
   expect(await first).toBe(10);
   await tick();
-  expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3']);
-  // 4 and 5 queue while 2,3 prepares; when 2,3 starts committing they are prepared beside it.
-  const third = [b.submit(4), b.submit(5)];
-  await tick();
-  prepareGates[1].release();
-  await tick();
-  expect(log).toEqual(['prepare 1', 'commit 1', 'prepare 2,3', 'commit 2,3', 'prepare 4,5']);
-  prepareGates[2].release();
-  await tick();
-  expect(log).toHaveLength(5); // 4,5 is prepared and waits: one commit at a time
+  // One insert for everything prepared meanwhile, results in arrival order.
+  expect(log[4]).toBe('commit 2,3,4 from 2 prepared');
   commitGates[1].release();
-  expect(await Promise.all(second)).toEqual([20, 30]);
-  await tick();
-  expect(log[5]).toBe('commit 4,5');
-  commitGates[2].release();
-  expect(await Promise.all(third)).toEqual([40, 50]);
+  expect(await Promise.all(second)).toEqual([20, 30, 40]);
+});
+
+test('pipeline: prepared items count against the bound, so a stalled insert still ends in 503s', async () => {
+  const gate = deferred();
+  const b = new DurableBatcher<number, number, number[]>({
+    prepare: async (items) => items,
+    commit: async (prepared) => { await gate.promise; return prepared.flat(); },
+  }, { maxPending: 2, maxBatch: 10 });
+  const committing = b.submit(0);
+  await new Promise((r) => setTimeout(r, 5));
+  const accepted = [b.submit(1), b.submit(2)];
+  await new Promise((r) => setTimeout(r, 5)); // both prepared while 0's insert is stalled
+  await expect(b.submit(3)).rejects.toMatchObject({ status: 503 });
+  gate.release();
+  expect(await Promise.all([committing, ...accepted])).toEqual([0, 1, 2]);
 });
 
 test('pipeline: a failed prepare fails only its batch and the pipeline goes on; close waits for both stages', async () => {
