@@ -13,12 +13,15 @@ export interface RollupFeed {
   groupBy: string;
 }
 
-// any() on the stored column types and one conversion per group when the rollup's column differs:
-// converting every row first (any(toString(x))) cost a fifth of the feed.
-const SESSION_ATTRIBUTES = [
+/** The session attributes every session rollup row carries (so session filters apply to rollups). */
+export const ROLLUP_SESSION_ATTRIBUTES = [
   'entry_path', 'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'gad_campaign_id',
   'country', 'region', 'city', 'browser', 'os', 'device',
-].map((c) => `any(${c}) AS ${c}`).join(', ');
+] as const;
+
+// any() on the stored column types and one conversion per group when the rollup's column differs:
+// converting every row first (any(toString(x))) cost a fifth of the feed.
+const SESSION_ATTRIBUTES = ROLLUP_SESSION_ATTRIBUTES.map((c) => `any(${c}) AS ${c}`).join(', ');
 
 const QUARTER = `toDateTime(toStartOfFifteenMinutes(ts), 'UTC') AS slice`;
 

@@ -1,4 +1,5 @@
 import { isoToCh } from '../../clickhouse/meta';
+import { ROLLUP_SESSION_ATTRIBUTES } from '../../clickhouse/rollups';
 import type { FilterNode, GoalMatch, ReportQuery, RollupSource, Source } from '../ast';
 import { FILTERS } from '../registry/filters';
 import { OPERATORS } from '../registry/operators';
@@ -43,16 +44,12 @@ interface RollupShape {
   events?(): Expr;
 }
 
-const SESSION_ATTRIBUTES = [
-  'entry_path', 'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'gad_campaign_id', 'country',
-  'region', 'city', 'browser', 'os', 'device',
-];
 const quarter = () => fn('toDateTime', fn('toStartOfFifteenMinutes', col('ts')), str('UTC'));
 
 const ROLLUPS: Record<RollupSource, RollupShape> = {
   slices: {
     table: TABLES.slices,
-    columns: ['site_id', 'slice', 'session_id', 'is_bot', 'bot_kind', 'visitor_id', 'session_start', 'pageviews', 'events', ...SESSION_ATTRIBUTES],
+    columns: ['site_id', 'slice', 'session_id', 'is_bot', 'bot_kind', 'visitor_id', 'session_start', 'pageviews', 'events', ...ROLLUP_SESSION_ATTRIBUTES],
     keys: new Set(['site_id', 'slice', 'session_id', 'is_bot', 'bot_kind']),
     shaped: () => ({
       slice: quarter(),
@@ -63,7 +60,7 @@ const ROLLUPS: Record<RollupSource, RollupShape> = {
   },
   pages: {
     table: TABLES.pages,
-    columns: ['site_id', 'slice', 'hostname', 'pathname', 'session_id', 'is_bot', 'bot_kind', 'visitor_id', 'session_start', 'views', ...SESSION_ATTRIBUTES],
+    columns: ['site_id', 'slice', 'hostname', 'pathname', 'session_id', 'is_bot', 'bot_kind', 'visitor_id', 'session_start', 'views', ...ROLLUP_SESSION_ATTRIBUTES],
     keys: new Set(['site_id', 'slice', 'hostname', 'pathname', 'session_id', 'is_bot', 'bot_kind']),
     shaped: () => ({ slice: quarter(), views: fn('toUInt64', lit(1)) }),
     events: () => eq(col('name'), str('pageview')),

@@ -1,3 +1,4 @@
+import { ROLLUP_SESSION_ATTRIBUTES } from '../../clickhouse/rollups';
 import type { ReportQuery } from '../ast';
 import { METRICS, type MetricKey } from '../registry/metrics';
 import {
@@ -148,10 +149,7 @@ export function paymentTotals(q: ReportQuery): SelectNode {
   });
 }
 
-const SESSION_ATTRS = [
-  'session_id', 'entry_path', 'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term',
-  'gad_campaign_id', 'country', 'region', 'city', 'browser', 'os', 'device',
-];
+const SESSION_ATTRS = ['session_id', ...ROLLUP_SESSION_ATTRIBUTES];
 
 export interface PaymentGrouping {
   label: Expr;
