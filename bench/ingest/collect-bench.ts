@@ -3,9 +3,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { adminCall, freePort, waitHealthy } from '../../test/support/processes';
 import { benchRequests } from './payloads';
 import { cpuByThread, cpuDelta } from './proc-cpu';
 
@@ -23,35 +23,6 @@ const root = process.cwd();
 const seconds = Number(process.argv[2] ?? 20);
 const connections = Number(process.argv[3] ?? 64);
 const rate = process.argv[4] ? Number(process.argv[4]) : undefined;
-
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as net.AddressInfo;
-    s.close(() => resolve(port));
-  });
-});
-
-function admin(dataDir: string, command: string, args: Record<string, string>): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath: path.join(dataDir, 'admin.sock'), method: 'POST', path: `/${command.replace(' ', '/')}?${new URLSearchParams(args)}` },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(text))));
-      });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function waitReady(port: number): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const ok = await new Promise<boolean>((r) => http.get(`http://127.0.0.1:${port}/healthz`, (res) => { res.resume(); r(res.statusCode === 200); }).on('error', () => r(false)));
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not start');
-}
 
 function startServer(dataDir: string, httpPort: number, httpsPort: number): ChildProcess {
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server (on its SIGTERM exit) for inspection.
@@ -109,15 +80,15 @@ async function main() {
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const server = startServer(dataDir, httpPort, httpsPort);
   try {
-    await waitReady(httpPort);
-    const org = await admin(dataDir, 'org create', { name: 'bench' });
-    const site = await admin(dataDir, 'site create', { org: String(org.id), domain: 'bench.example' });
+    await waitHealthy(httpPort);
+    const org = await adminCall(dataDir, 'org create', { name: 'bench' });
+    const site = await adminCall(dataDir, 'site create', { org: String(org.id), domain: 'bench.example' });
     const cpuBefore = cpuByThread(server.pid!);
     const ownBefore = process.cpuUsage();
     const result = await load(httpPort, 'bench.example');
     const own = process.cpuUsage(ownBefore);
     const serverCpu = cpuDelta(cpuBefore, cpuByThread(server.pid!));
-    const stats = await admin(dataDir, 'events stats', {});
+    const stats = await adminCall(dataDir, 'events stats', {});
     const exited = new Promise((r) => server.once('exit', r));
     server.kill('SIGTERM');
     await exited;

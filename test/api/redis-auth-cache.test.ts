@@ -1,10 +1,10 @@
-import { createServer, type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import type { Principal } from '../../core/domain';
 import { connectRedis, type RedisHandle } from '../../infra/redis';
 import { RedisGeneration } from '../../infra/redis-generation';
 import { AuthCache, type ResolvedKey } from '../../model/auth-cache';
+import { freePort } from '../support/processes';
 
 /**
  * Server mode runs several processes over one ClickHouse; the auth cache of each learns of another's
@@ -103,14 +103,3 @@ test('sites come back as copies, so a caller cannot alter the cached one', async
   expect(second!.excluded_paths).toEqual(['/a']);
 });
 
-/** A port nobody listens on right now (the kernel picks it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}

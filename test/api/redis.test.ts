@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { z } from 'zod';
 import { API_ROUTES } from '../../api/modules';
 import type { RouteRegistrar } from '../../api/route';
@@ -7,6 +6,7 @@ import { JOBS } from '../../workers/registry';
 import type { JobDefinition } from '../../workers/types';
 import { startTestService, type TestService } from '../support/harness';
 import { request } from '../support/http';
+import { freePort } from '../support/processes';
 
 /**
  * Redis is optional at run time. No product endpoint uses a queue yet, so a test-only route and job
@@ -72,14 +72,6 @@ describe('with Redis unreachable (REDIS_URL=redis://127.0.0.1:1)', () => {
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });

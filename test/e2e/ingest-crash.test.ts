@@ -1,10 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { adminCall, freePort, waitHealthy } from '../support/processes';
 
 /**
  * Durability: the built server (node dist/main.js) is SIGKILLed in the middle of a burst of events;
@@ -17,13 +17,6 @@ let child: ChildProcess | null = null;
 let httpPort = 0;
 let httpsPort = 0;
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as net.AddressInfo;
-    s.close(() => resolve(port));
-  });
-});
-
 function start(): ChildProcess {
   const env = {
     ...process.env, NODE_ENV: 'production', TALLY_DATA_DIR: dataDir, TALLY_HOST: '127.0.0.1', TALLY_HTTP_PORT: String(httpPort),
@@ -33,29 +26,8 @@ function start(): ChildProcess {
   return spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-async function ready(): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      http.get(`http://127.0.0.1:${httpPort}/healthz`, (res) => { res.resume(); resolve(res.statusCode === 200); }).on('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not start');
-}
-
-function admin(command: string, args: Record<string, string>): Promise<Record<string, string>> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath: path.join(dataDir, 'admin.sock'), method: 'POST', path: `/${command.replace(' ', '/')}?${new URLSearchParams(args)}` },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(text))));
-      });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const ready = () => waitHealthy(httpPort);
+const admin = (command: string, args: Record<string, string>) => adminCall<Record<string, string>>(dataDir, command, args);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 function send(i: number, domain = 'crash.example'): Promise<boolean> {

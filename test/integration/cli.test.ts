@@ -1,10 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from '../support/http';
+import { freePort } from '../support/processes';
 
 /**
  * The operator's path, end to end: the built server (`node dist/main.js`) with its own data dir and
@@ -55,14 +55,6 @@ const ok = async (args: string[]) => {
   return r.json;
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForHealth(deadlineMs: number): Promise<void> {
   const end = Date.now() + deadlineMs;
