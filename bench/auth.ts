@@ -8,17 +8,12 @@
  *   node scripts/bench.mjs bench/auth.ts [requests=400]
  */
 import https from 'node:https';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import { API_ROUTES } from '../api/modules';
 import type { RouteRegistrar } from '../api/route';
-import { startService } from '../api/runtime';
-import { COMMANDS } from '../cli/admin/commands';
-import { loadConfig } from '../core/config';
 import { runReport } from '../query';
+import { adminRunner, benchService, benchTenant } from './support';
 
 const REPORT_SQL = (table: string) =>
   `SELECT count() AS views, uniq(visitor_id) AS visitors FROM ${table} WHERE site_id = {s:UUID} AND ts >= now() - INTERVAL 30 DAY`;
@@ -77,15 +72,9 @@ async function compare(a: () => Promise<unknown>, b: () => Promise<unknown>): Pr
 }
 
 async function main() {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tally-bench-'));
-  const config = loadConfig({ TALLY_DATA_DIR: dataDir, TALLY_HTTPS_PORT: '0', TALLY_HTTP_PORT: '0', TALLY_HOST: '127.0.0.1', TALLY_RATE_LIMIT_PER_MINUTE: '1000000' });
-  const running = await startService(config, { redisPrefix: `tally-bench-${randomBytes(4).toString('hex')}` });
+  const running = await benchService();
   const ctx = running.ctx;
-  const run = (cmd: string, args: Record<string, string>) => COMMANDS[cmd].run(ctx, COMMANDS[cmd].args.parse(args), undefined as never) as Promise<any>;
-  const org = await run('org create', { name: 'Bench' });
-  const user = await run('user create', { org: org.id, email: 'bench@example.com', role: 'owner' });
-  const site = await run('site create', { org: org.id, domain: 'bench.example.com' });
-  const { token } = await run('key create', { org: org.id, user: user.id });
+  const { site, token } = await benchTenant(adminRunner(ctx), 'bench.example.com');
   await ctx.store.command(
     `INSERT INTO ${ctx.store.table('events')} (site_id, ts, name, visitor_id, session_id, session_start)
      SELECT {s:UUID}, now() - toIntervalSecond(number % 2000000), 'pageview', number % 5000, number % 20000, now() FROM numbers(200000)`,

@@ -6,18 +6,11 @@
  *   node scripts/bench.mjs bench/share-board.ts [events=200000] [requests=30]
  */
 import https from 'node:https';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startService } from '../api/runtime';
-import { COMMANDS } from '../cli/admin/commands';
-import '../cli/admin/seed';
-import { loadConfig } from '../core/config';
 import { ShareRepo, panelsOf } from '../model/share';
 import { resolveWindow } from '../model/notes-window';
 import { runReport } from '../query';
 import { boardData } from '../public/share-data';
+import { adminRunner, benchService, benchTenant } from './support';
 
 const events = Number(process.argv[2] ?? 200_000);
 const n = Number(process.argv[3] ?? 30);
@@ -46,15 +39,10 @@ async function timeIt(fn: () => Promise<unknown>, warm = 3): Promise<string> {
 }
 
 async function main() {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tally-bench-'));
-  const config = loadConfig({ TALLY_DATA_DIR: dataDir, TALLY_HTTPS_PORT: '0', TALLY_HTTP_PORT: '0', TALLY_HOST: '127.0.0.1', TALLY_RATE_LIMIT_PER_MINUTE: '1000000' });
-  const running = await startService(config, { redisPrefix: `tally-bench-${randomBytes(4).toString('hex')}` });
+  const running = await benchService();
   const ctx = running.ctx;
-  const run = (cmd: string, args: Record<string, string>) => COMMANDS[cmd].run(ctx, COMMANDS[cmd].args.parse(args), undefined as never) as Promise<any>;
-  const org = await run('org create', { name: 'Bench' });
-  const user = await run('user create', { org: org.id, email: 'bench@example.com', role: 'owner' });
-  const siteRow = await run('site create', { org: org.id, domain: 'bench.example.com' });
-  const { token } = await run('key create', { org: org.id, user: user.id, scopes: 'funnels:write,settings:write,analytics:read' });
+  const run = adminRunner(ctx);
+  const { site: siteRow, token } = await benchTenant(run, 'bench.example.com', 'funnels:write,settings:write,analytics:read');
   const seeded = await run('seed', { site: siteRow.id, events: String(events), days: '30', seed: '7' });
   const base = `https://127.0.0.1:${running.httpsPort}`;
   const api = (method: string, p: string, body: unknown) => new Promise<any>((resolve, reject) => {

@@ -42,7 +42,7 @@ export const isSlug = (s: string) => /^[A-Za-z0-9_-]{22}$/.test(s);
 export class ShareRepo {
   private readonly table: MetaTable<ShareRow>;
 
-  constructor(private readonly store: Store) {
+  constructor(store: Store) {
     this.table = new MetaTable(store, 'share_boards', [
       'site_id', 'slug', 'label', 'active', 'panels', 'max_range_days', 'expires_at', 'expires_in_days', 'created_at', 'updated_at',
     ]);

@@ -2,7 +2,6 @@ import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { adminCall, freePort, waitHealthy } from '../../test/support/processes';

@@ -14,7 +14,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startService } from '../../api/runtime';
-import { COMMANDS } from '../../cli/admin/commands';
 import '../../cli/admin/seed';
 import { loadConfig } from '../../core/config';
 import { GoalsRepo } from '../../model/goals';
@@ -22,6 +21,7 @@ import { planReport, RUNNERS, type ReportName } from '../../query';
 import { executor } from '../../query/execute';
 import { DIMENSION_KEYS } from '../../query/registry/dimensions';
 import { isoInZone } from '../../query/window/zoned';
+import { adminRunner, benchTenant } from '../support';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -62,11 +62,8 @@ async function timeIt(fn: () => Promise<unknown>): Promise<{ p50: number; p95: n
 async function setUp(ctx: Awaited<ReturnType<typeof startService>>['ctx']): Promise<State> {
   const file = path.join(DATA, 'bench-state.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as State;
-  const run = (cmd: string, args: Record<string, string>) => COMMANDS[cmd].run(ctx, COMMANDS[cmd].args.parse(args), undefined as never) as Promise<any>;
-  const org = await run('org create', { name: 'Bench' });
-  const user = await run('user create', { org: org.id, email: 'bench@example.com', role: 'owner' });
-  const site = await run('site create', { org: org.id, domain: 'big.example.com' });
-  const { token } = await run('key create', { org: org.id, user: user.id });
+  const run = adminRunner(ctx);
+  const { org, site, token } = await benchTenant(run, 'big.example.com');
   const t0 = performance.now();
   const big = await run('seed', { site: site.id, events: String(EVENTS), days: String(DAYS), seed: '1' });
   for (const [i, domain] of (SMALL > 0 ? ['small1.example.com', 'small2.example.com'] : []).entries()) {

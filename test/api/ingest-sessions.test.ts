@@ -155,7 +155,7 @@ describe('without Redis', () => {
   afterAll(() => down.stop());
 
   test('events are stored and sessions kept in memory', async () => {
-    const t = await down.tenant({ domain: 'noredis.example' });
+    await down.tenant({ domain: 'noredis.example' });
     const send = (at: string) => {
       setClock(at);
       return request('POST', `${down.base}/api/event`, {
