@@ -100,6 +100,8 @@ async function main() {
       latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
       inserts: stats.batches,
       server_event_loop_delay_ms: stats.event_loop_delay_ms,
+      // The server's own share: from the request handler to the 202 (whole run, warm-up included).
+      server_ack_ms: stats.ack_ms,
       // Mean wall time per batch of its two steps (session state in Redis, then the engine's insert).
       batch_ms: Object.fromEntries(Object.entries(stats.write_ms as Record<string, number>).map(([k, v]) => [k, Math.round(v / Math.max(1, Number(stats.batches)))])), events_per_insert: Math.round(Number(stats.stored) / Number(stats.batches)),
       latency_after_warmup_ms: percentiles(steady),

@@ -140,13 +140,16 @@ export function eventHandler(collector: Collector, trustProxy: string[]) {
     sendError(res, new AppError(503, 'overloaded', 'The event could not be stored; retry shortly.', undefined, { 'Retry-After': '5' }));
   };
 
-  const collect = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+  const collect = (req: IncomingMessage, res: ServerResponse, body: Buffer, started: number) => {
     const json = parseJson(body);
     if (json instanceof AppError) return fail(res, json);
     const payload = parsePayload(json);
     if (typeof payload === 'string') return fail(res, new AppError(400, 'invalid_request', payload));
     collector.collect(payload, { ip: clientIp(req), userAgent: req.headers['user-agent'] ?? '', fromBrowser: typeof req.headers.origin === 'string' })
-      .then((result: CollectResult) => sendJson(res, 202, result), (err: unknown) => fail(res, err));
+      .then((result: CollectResult) => {
+        sendJson(res, 202, result);
+        collector.stats.recordAck(performance.now() - started);
+      }, (err: unknown) => fail(res, err));
   };
 
   return (req: IncomingMessage, res: ServerResponse): boolean => {
@@ -161,10 +164,11 @@ export function eventHandler(collector: Collector, trustProxy: string[]) {
       fail(res, refused);
       return true;
     }
+    const started = performance.now();
     readBody(req, (err, body) => {
       if (body === null) return fail(res, err);
       try {
-        collect(req, res, body);
+        collect(req, res, body, started);
       } catch (thrown) {
         // A bug past validation must still answer (as the storage failure it amounts to), never hang.
         fail(res, thrown);

@@ -106,6 +106,11 @@ describe('accepted events', () => {
     expect(await rows(t.siteId)).toHaveLength(150);
     expect(stats.stored - stored).toBe(150);
     expect(stats.batches - batches).toBeLessThan(150);
+    // Every 202 is timed: the operator's view of the server's share of the latency.
+    const shown = await svc.admin('events stats', {});
+    expect(shown.ack_ms.count).toBeGreaterThanOrEqual(150);
+    expect(shown.ack_ms.p50).toBeGreaterThan(0);
+    expect(shown.ack_ms.max).toBeGreaterThanOrEqual(shown.ack_ms.p99);
   });
 
   test('CORS preflight is answered', async () => {
