@@ -1,5 +1,6 @@
 import { setClock } from '../../core/clock';
 import { isoInZone, localDate, resolveWindow, windowQuery, zonedMidnight } from '../../model/notes-window';
+import { resolvePeriod } from '../../query/window/resolve';
 
 afterEach(() => setClock(null));
 
@@ -10,6 +11,20 @@ test('local midnight is found across a DST change', () => {
   expect(isoInZone(Date.parse('2026-03-09T04:00:00Z'), 'America/New_York')).toBe('2026-03-09T00:00:00-04:00');
   expect(isoInZone(Date.parse('2026-03-09T04:00:00Z'), 'Asia/Kolkata')).toBe('2026-03-09T09:30:00+05:30');
   expect(localDate(Date.parse('2026-03-11T02:00:00Z'), 'America/New_York')).toBe('2026-03-10');
+});
+
+test('a day whose midnight is skipped starts when the clocks jump, as in the reports\' windows', () => {
+  // Santiago springs forward at midnight on 6 September 2026: 00:00 -04:00 becomes 01:00 -03:00. The
+  // day starts at 04:00Z; the old two-step offset guess gave 03:00Z, an hour of the day before.
+  expect(new Date(zonedMidnight(2026, 9, 6, 'America/Santiago')).toISOString()).toBe('2026-09-06T04:00:00.000Z');
+  setClock('2026-09-06T15:00:00Z');
+  const w = resolveWindow({ period: 'today', tz: 'America/Santiago' }, 'last30d', 1095);
+  expect([isoInZone(w.fromMs, 'America/Santiago'), isoInZone(w.toMs, 'America/Santiago')]).toEqual(['2026-09-06T01:00:00-03:00', '2026-09-07T00:00:00-03:00']);
+  expect({ from: w.fromMs, to: w.toMs }).toEqual(resolvePeriod('today', { now: Date.parse('2026-09-06T15:00:00Z'), tz: 'America/Santiago', earliestEvent: null }));
+});
+
+test('instants are written to the second in the zone\'s offset', () => {
+  expect(isoInZone(Date.parse('2026-03-10T15:30:05.987Z'), 'Asia/Kolkata')).toBe('2026-03-10T21:00:05+05:30');
 });
 
 test.each([
