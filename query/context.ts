@@ -8,7 +8,7 @@ import type { ReportQuery } from './ast';
 import type { PlanContext } from './planner';
 import type { ZoneCheck } from './params';
 import { TABLES } from './lower/common';
-import { as, col, eq, fn, param, select, table } from './sql/ast';
+import { and, as, col, eq, fn, lit, param, scalar, select, table } from './sql/ast';
 import { execute } from './execute';
 
 /**
@@ -40,11 +40,23 @@ export async function zoneCheck(store: Store): Promise<ZoneCheck> {
   };
 }
 
+/**
+ * The site's earliest event (where `period=all` starts), or null when it has none. Read in two
+ * bounded steps instead of a min over every event of the site (35 ms per 5 million events, so most
+ * of a second on a large site, per request): the first day, read in the sort key's order (a granule
+ * per part: `events` is ordered by site, then day), then the minimum within that day.
+ */
 export async function earliestEvent(store: Store, siteId: string): Promise<number | null> {
+  const site = eq(col('site_id'), param('UUID', siteId));
+  const day = fn('toDate', col('ts'));
+  const firstDay = select({
+    columns: [day], from: table(TABLES.events), where: site,
+    orderBy: [{ expr: col('site_id'), dir: 'ASC' }, { expr: day, dir: 'ASC' }], limit: lit(1),
+  });
   const [row] = await execute<{ first: string | null }>(store, select({
     columns: [as(fn('toString', fn('minOrNull', col('ts'))), 'first')],
     from: table(TABLES.events),
-    where: eq(col('site_id'), param('UUID', siteId)),
+    where: and(site, eq(day, scalar(firstDay))),
   }));
   return row?.first ? Date.parse(row.first.replace(' ', 'T') + 'Z') : null;
 }

@@ -39,6 +39,28 @@ test('period=all starts at the earliest event (here before retention, so at the 
   expect(body.data.visitors).toBe(2);
 });
 
+test('period=all starts at the earliest event to the millisecond, wherever it was written', async () => {
+  const w = await reportSuite({ now: '2026-05-20T12:00:00Z', domain: 'earliest.example' });
+  try {
+    // Three imports, three parts: the earliest day arrives last, and its first event is not its first row.
+    await w.importLines([{ ts: '2026-05-10T08:00:00Z', visitor: 'c', path: '/' }]);
+    await w.importLines([{ ts: '2026-05-02T09:00:00Z', visitor: 'b', path: '/' }]);
+    await w.importLines([
+      { ts: '2026-05-01T18:30:00Z', visitor: 'a', path: '/late' },
+      { ts: '2026-05-01T06:15:42.250Z', visitor: 'a', path: '/early' },
+      { ts: '2026-05-01T23:59:59Z', visitor: 'd', path: '/' },
+    ]);
+    // Another site's older event is not this site's start.
+    const other = await w.svc.tenant({ domain: 'older.example' });
+    await w.importLines([{ ts: '2026-04-20T00:00:00Z', visitor: 'z', path: '/' }], other.siteId);
+    const body = await w.ok('/overview', { period: 'all', tz: 'UTC' });
+    expect(body.meta.range).toMatchObject({ from: '2026-05-01T06:15:42.250+00:00', to: '2026-05-20T12:00:00+00:00', clamped: false });
+    expect(body.data.visitors).toBe(4);
+  } finally {
+    await w.stop();
+  }
+});
+
 test('no window given means last30d', async () => {
   const body = await s.ok('/overview');
   expect(body.meta.range).toMatchObject({ from: '2026-04-21T00:00:00+00:00', to: '2026-05-21T00:00:00+00:00', clamped: false });
