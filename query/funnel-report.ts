@@ -1,19 +1,25 @@
-import type { Params, Store } from '../clickhouse/store';
-import { isoToCh } from '../clickhouse/meta';
+import type { Store } from '../clickhouse/store';
 import { globMatch, globToRegex } from '../core/glob';
 import type { FunnelWindow, MatchOp, Step } from '../model/funnels';
 import { BUILTIN_EVENTS, type Goal } from '../model/goals';
 import { earliestEvent, siteGoals } from './context';
+import { execute } from './execute';
+import { dt, TABLES } from './lower/common';
+import {
+  agg, and, array, as, bin, col, eq, fn, inSet, lambda, lit, or, param, select, str, subquery, table, union,
+  type Expr, type SelectNode, type UnionNode,
+} from './sql/ast';
 
 /**
  * The funnel report: per step, the visitors who reached it (in order, each step within the funnel's
  * window of the first), with conversion from the first and from the previous step. One ClickHouse
  * `windowFunnel` pass over the site's events in [from, to), plus its succeeded payments when a step
- * asks for one. Every value is a bound parameter; the window is a literal from FUNNEL_WINDOW_MS.
+ * asks for one. Built as a SQL AST like every report (query/sql): every value is a bound parameter;
+ * the window is a literal from FUNNEL_WINDOW_MS.
  */
 
 // TRAP: windowFunnel needs its window as a literal (not a parameter), so it is only ever read from
-// this table, keyed by the five allowed values, in the unit of the funnel key (see funnelSql).
+// this table, keyed by the five allowed values, in the unit of the funnel key (see funnelQuery).
 const FUNNEL_WINDOW_MS = {
   3600: 3_600_000, 86400: 86_400_000, 604800: 604_800_000, 2592000: 2_592_000_000, 7776000: 7_776_000_000,
 } as const satisfies Record<FunnelWindow, number>;
@@ -28,16 +34,18 @@ const FUNNEL_WINDOW_MS = {
 const KEY_SLOTS = 16;
 const KEY_SCALE = KEY_SLOTS * KEY_SLOTS;
 // The window in key units; the extra slots keep its last millisecond inside it, as before.
-const windowLiteral = (w: FunnelWindow) => String(FUNNEL_WINDOW_MS[w] * KEY_SCALE + (KEY_SCALE - 1));
+const windowKeyUnits = (w: FunnelWindow) => FUNNEL_WINDOW_MS[w] * KEY_SCALE + (KEY_SCALE - 1);
 
 /** One entry per match operator: its SQL over a column and a bound value, and the same test in JS. */
+type Matcher = { sql(column: Expr, value: Expr): Expr; js(v: string, x: string): boolean; value(v: string): string };
+const same = (v: string) => v;
 const MATCHERS = {
-  equals: { sql: (col: string, p: string) => `${col} = {${p}:String}`, js: (v: string, x: string) => x === v, value: (v: string) => v },
-  starts_with: { sql: (col: string, p: string) => `startsWith(${col}, {${p}:String})`, js: (v: string, x: string) => x.startsWith(v), value: (v: string) => v },
-  ends_with: { sql: (col: string, p: string) => `endsWith(${col}, {${p}:String})`, js: (v: string, x: string) => x.endsWith(v), value: (v: string) => v },
-  contains: { sql: (col: string, p: string) => `position(${col}, {${p}:String}) > 0`, js: (v: string, x: string) => x.includes(v), value: (v: string) => v },
-  glob: { sql: (col: string, p: string) => `match(${col}, {${p}:String})`, js: (v: string, x: string) => globMatch(v, x), value: globToRegex },
-} as const satisfies Record<MatchOp, { sql(col: string, p: string): string; js(v: string, x: string): boolean; value(v: string): string }>;
+  equals: { sql: (c, v) => eq(c, v), js: (v, x) => x === v, value: same },
+  starts_with: { sql: (c, v) => fn('startsWith', c, v), js: (v, x) => x.startsWith(v), value: same },
+  ends_with: { sql: (c, v) => fn('endsWith', c, v), js: (v, x) => x.endsWith(v), value: same },
+  contains: { sql: (c, v) => bin('>', fn('position', c, v), lit(0)), js: (v, x) => x.includes(v), value: same },
+  glob: { sql: (c, v) => fn('match', c, v), js: (v, x) => globMatch(v, x), value: globToRegex },
+} as const satisfies Record<MatchOp, Matcher>;
 
 /** A defined goal: `page` = a path glob, `event` = a custom event under another name. */
 export type DefinedGoal = Pick<Goal, 'name' | 'kind' | 'event_name' | 'path_pattern'>;
@@ -60,69 +68,80 @@ export interface FunnelStepResult {
   conversion_from_previous: number;
 }
 
-/** Build the condition of each step; params collects the bound values. */
-export function stepConditions(steps: Step[], goals: DefinedGoal[], params: Params): string[] {
-  let n = 0;
-  const bind = (v: string) => {
-    const name = `v${n++}`;
-    params[name] = v;
-    return name;
-  };
+const isEvent = eq(col('is_payment'), lit(0));
+const isPageview = and(isEvent, eq(col('name'), str('pageview')));
+
+/** The condition of each step over the funnel's rows (events and payments, see funnelQuery). */
+export function stepConditions(steps: Step[], goals: DefinedGoal[]): Expr[] {
   return steps.map((step) => {
-    if (step.kind === 'payment') return 'is_payment = 1';
+    if (step.kind === 'payment') return eq(col('is_payment'), lit(1));
     const m = MATCHERS[step.match];
-    if (step.kind === 'view') return `(is_payment = 0 AND name = 'pageview' AND ${m.sql('pathname', bind(m.value(step.value)))})`;
+    const wanted = str(m.value(step.value));
+    if (step.kind === 'view') return and(isPageview, m.sql(col('pathname'), wanted));
     // A goal step: sent goals by event name, and defined goals whose *goal* name matches (a page rule
     // by its path glob, an event goal by its event name).
-    const sent = `(is_payment = 0 AND name NOT IN ('${BUILTIN_EVENTS.join("', '")}') AND ${m.sql('name', bind(m.value(step.value)))})`;
+    const sent = and(isEvent, inSet(col('name'), array(...BUILTIN_EVENTS.map(str)), true), m.sql(col('name'), wanted));
     const defined = goals
       .filter((g) => m.js(step.value, g.name))
-      .map((g) =>
-        g.kind === 'page'
-          ? `(is_payment = 0 AND name = 'pageview' AND match(pathname, {${bind(globToRegex(g.path_pattern ?? ''))}:String}))`
-          : `(is_payment = 0 AND name = {${bind(g.event_name ?? '')}:String})`,
-      );
-    return `(${[sent, ...defined].join(' OR ')})`;
+      .map((g) => g.kind === 'page'
+        ? and(isPageview, fn('match', col('pathname'), str(globToRegex(g.path_pattern ?? ''))))
+        : and(isEvent, eq(col('name'), str(g.event_name ?? ''))));
+    return or(sent, ...defined);
   });
 }
 
-function funnelSql(store: Store, input: FunnelReportInput, conditions: string[]): string {
-  const bots = input.includeBots ? '' : 'AND is_bot = 0';
-  const payments = input.steps.some((s) => s.kind === 'payment')
-    ? `UNION ALL
-       SELECT visitor_id, toUInt64(toUnixTimestamp64Milli(paid_at)) AS t, '' AS name, '' AS pathname, 1 AS is_payment
-       FROM ${store.table('payments')} FINAL
-       WHERE site_id = {site:UUID} AND is_deleted = 0 AND status = 'succeeded' AND paid_at >= {from:DateTime64(3)} AND paid_at < {to:DateTime64(3)}`
-    : '';
-  const levels = conditions.map((_c, i) => `step = ${i}`).join(', ');
-  return `
-    SELECT level, toUInt64(count()) AS visitors FROM (
-      SELECT visitor_id, windowFunnel(${windowLiteral(input.windowSeconds)})(key, ${levels}) AS level
-      FROM (
-        SELECT visitor_id, arrayJoin(steps) AS step, toUInt64((t * ${KEY_SLOTS} + steps[1]) * ${KEY_SLOTS} + (${KEY_SLOTS - 1} - step)) AS key
-        FROM (
-          SELECT visitor_id, t, arrayFilter((i, hit) -> hit = 1, range(${conditions.length}), [${conditions.join(', ')}]) AS steps
-          FROM (
-            SELECT visitor_id, toUInt64(toUnixTimestamp64Milli(ts)) AS t, toString(name) AS name, pathname, 0 AS is_payment
-            FROM ${store.table('events')}
-            WHERE site_id = {site:UUID} AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)} ${bots}
-            ${payments}
-          )
-        )
-        WHERE notEmpty(steps)
-      )
-      GROUP BY visitor_id
-    )
-    WHERE level > 0
-    GROUP BY level`;
+const millis = (c: Expr) => fn('toUInt64', fn('toUnixTimestamp64Milli', c));
+
+/** The site's events in the window, and its succeeded payments when a step asks for one, as rows of one shape. */
+function funnelRows(input: FunnelReportInput): SelectNode | UnionNode {
+  const site = eq(col('site_id'), param('UUID', input.siteId));
+  const events = select({
+    columns: [col('visitor_id'), as(millis(col('ts')), 't'), as(fn('toString', col('name')), 'name'), col('pathname'), as(lit(0), 'is_payment')],
+    from: table(TABLES.events),
+    where: and(site, bin('>=', col('ts'), dt(input.fromMs)), bin('<', col('ts'), dt(input.toMs)),
+      input.includeBots ? undefined : eq(col('is_bot'), lit(0))),
+  });
+  if (!input.steps.some((s) => s.kind === 'payment')) return events;
+  const payments = select({
+    columns: [col('visitor_id'), as(millis(col('paid_at')), 't'), as(str(''), 'name'), as(str(''), 'pathname'), as(lit(1), 'is_payment')],
+    from: table(TABLES.payments, { final: true }),
+    where: and(site, eq(col('is_deleted'), lit(0)), eq(col('status'), str('succeeded')),
+      bin('>=', col('paid_at'), dt(input.fromMs)), bin('<', col('paid_at'), dt(input.toMs))),
+  });
+  return union(events, payments);
+}
+
+/** Visitors per deepest level reached: one windowFunnel pass over the rows, one entry per matched step. */
+function funnelQuery(input: FunnelReportInput, conditions: Expr[]): SelectNode {
+  const step = col('step');
+  const matched = select({
+    columns: [col('visitor_id'), col('t'), as(fn('arrayFilter', lambda(['i', 'hit'], eq(col('hit'), lit(1))), fn('range', lit(conditions.length)), array(...conditions)), 'steps')],
+    from: subquery(funnelRows(input)),
+  });
+  const slot = lit(KEY_SLOTS);
+  const entries = select({
+    columns: [col('visitor_id'), as(fn('arrayJoin', col('steps')), 'step'),
+      as(fn('toUInt64', bin('+', bin('*', bin('+', bin('*', col('t'), slot), fn('arrayElement', col('steps'), lit(1))), slot), bin('-', lit(KEY_SLOTS - 1), step))), 'key')],
+    from: subquery(matched),
+    where: fn('notEmpty', col('steps')),
+  });
+  const levels = select({
+    columns: [col('visitor_id'), as(agg('windowFunnel', [windowKeyUnits(input.windowSeconds)], col('key'), ...conditions.map((_c, i) => eq(step, lit(i)))), 'level')],
+    from: subquery(entries),
+    groupBy: [col('visitor_id')],
+  });
+  return select({
+    columns: [col('level'), as(fn('toUInt64', fn('count')), 'visitors')],
+    from: subquery(levels),
+    where: bin('>', col('level'), lit(0)),
+    groupBy: [col('level')],
+  });
 }
 
 const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 100 : 0);
 
 export async function runFunnelReport(store: Store, input: FunnelReportInput): Promise<FunnelStepResult[]> {
-  const params: Params = { site: input.siteId, from: isoToCh(new Date(input.fromMs)), to: isoToCh(new Date(input.toMs)) };
-  const conditions = stepConditions(input.steps, input.goals, params);
-  const rows = await store.query<{ level: number; visitors: number }>(funnelSql(store, input, conditions), params);
+  const rows = await execute<{ level: number; visitors: number }>(store, funnelQuery(input, stepConditions(input.steps, input.goals)));
   // windowFunnel gives the deepest step each visitor reached; reaching step k means level >= k.
   const reached = input.steps.map((_s, i) => rows.filter((r) => r.level >= i + 1).reduce((a, r) => a + r.visitors, 0));
   return reached.map((visitors, i) => ({

@@ -1,8 +1,9 @@
 import { stepConditions } from '../../query/funnel-report';
+import { select, table } from '../../query/sql/ast';
+import { compile } from '../../query/sql/compiler';
 
 test('step conditions bind every value and never inline one', () => {
-  const params: Record<string, unknown> = {};
-  const sql = stepConditions(
+  const conditions = stepConditions(
     [
       { kind: 'view', match: 'glob', value: "/blog/*'; DROP TABLE x --" },
       { kind: 'goal', match: 'starts_with', value: 'Sign' },
@@ -13,13 +14,19 @@ test('step conditions bind every value and never inline one', () => {
       { name: 'Signup done', kind: 'event', event_name: 'signup_completed', path_pattern: '' },
       { name: 'Docs', kind: 'page', event_name: '', path_pattern: '/docs/**' },
     ],
-    params,
   );
-  expect(sql).toEqual([
-    "(is_payment = 0 AND name = 'pageview' AND match(pathname, {v0:String}))",
-    "((is_payment = 0 AND name NOT IN ('pageview', 'exit_link', 'file_download') AND startsWith(name, {v1:String})) OR " +
-      "(is_payment = 0 AND name = 'pageview' AND match(pathname, {v2:String})) OR (is_payment = 0 AND name = {v3:String}))",
-    'is_payment = 1',
-  ]);
-  expect(params).toEqual({ v0: "^/blog/[^/]*'; DROP TABLE x --$", v1: 'Sign', v2: '^/welcome/.*$', v3: 'signup_completed' });
+  const { sql, params } = compile(select({ columns: conditions, from: table('events') }), { database: 'tally' });
+  const named = (value: unknown) => Object.entries(params).find(([, v]) => v === value)?.[0];
+  const [glob, prefix, page, event, pageview] = ["^/blog/[^/]*'; DROP TABLE x --$", 'Sign', '^/welcome/.*$', 'signup_completed', 'pageview'].map(named);
+  expect([glob, prefix, page, event, pageview].every(Boolean)).toBe(true);
+  const [exitLink, download] = ['exit_link', 'file_download'].map(named);
+  // The view step; the goal step as sent goals OR the two defined goals its name matches (not Docs); payments.
+  expect(sql).toBe(
+    `SELECT ((is_payment = 0) AND (name = {${pageview}:String}) AND match(pathname, {${glob}:String})), ` +
+    `(((is_payment = 0) AND name NOT IN [{${pageview}:String}, {${exitLink}:String}, {${download}:String}] AND startsWith(name, {${prefix}:String})) OR ` +
+    `((is_payment = 0) AND (name = {${pageview}:String}) AND match(pathname, {${page}:String})) OR ((is_payment = 0) AND (name = {${event}:String}))), ` +
+    `(is_payment = 1)\nFROM tally.events`,
+  );
+  expect(sql).not.toMatch(/DROP|welcome|signup_completed|Sign'|docs/);
+  expect(Object.values(params)).not.toContain('^/docs/.*$');
 });
