@@ -1,30 +1,19 @@
 import { existsSync } from 'node:fs';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { setClock } from '../../core/clock';
-import { boardFixture } from '../api/share-fixture';
-import { startTestService, type Tenant, type TestService } from '../support/harness';
-import { collectErrors, launchBrowser, screenshot } from './share-browser';
+import type { BrowserContext } from 'playwright-core';
+import type { Tenant, TestService } from '../support/harness';
+import { boardBrowserSuite, collectErrors, screenshot, type BoardBrowserSuite } from './share-browser';
 
 /** The public share board drawn in headless Chromium: what is on the page, and what is not. */
+let suite: BoardBrowserSuite;
 let svc: TestService;
 let t: Tenant;
-let browser: Browser;
 let context: BrowserContext;
 
 beforeAll(async () => {
-  setClock('2026-03-10T15:00:00Z');
-  svc = await startTestService();
-  t = await svc.tenant({ scopes: ['settings:write', 'analytics:read', 'funnels:write', 'goals:write'] });
-  await boardFixture(svc, t);
-  browser = await launchBrowser();
-  context = await browser.newContext({ ignoreHTTPSErrors: true, timezoneId: 'UTC', viewport: { width: 1200, height: 900 } });
+  suite = await boardBrowserSuite({ width: 1200, height: 900 });
+  ({ svc, t, context } = suite);
 });
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  setClock(null);
-  await svc.stop();
-});
+afterAll(() => suite?.stop());
 
 const api = async (path: string) => (await svc.api('GET', `/sites/${t.siteId}${path}`, { token: t.token })).body.data;
 const fmt = (n: number) => new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(n);

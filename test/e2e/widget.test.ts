@@ -1,32 +1,23 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { setClock } from '../../core/clock';
-import { boardFixture } from '../api/share-fixture';
-import { startTestService, type Tenant, type TestService } from '../support/harness';
-import { collectErrors, launchBrowser, screenshot } from './share-browser';
+import type { BrowserContext } from 'playwright-core';
+import type { Tenant, TestService } from '../support/harness';
+import { boardBrowserSuite, collectErrors, screenshot, type BoardBrowserSuite } from './share-browser';
 
 /** The widget card, embedded in an iframe of another page, drawn in headless Chromium. */
+let suite: BoardBrowserSuite;
 let svc: TestService;
 let t: Tenant;
-let browser: Browser;
 let context: BrowserContext;
 const hosts: http.Server[] = [];
 
 beforeAll(async () => {
-  setClock('2026-03-10T15:00:00Z');
-  svc = await startTestService();
-  t = await svc.tenant({ scopes: ['settings:write', 'analytics:read', 'funnels:write', 'goals:write'] });
-  await boardFixture(svc, t);
-  browser = await launchBrowser();
-  context = await browser.newContext({ ignoreHTTPSErrors: true, timezoneId: 'UTC', viewport: { width: 420, height: 260 } });
+  suite = await boardBrowserSuite({ width: 420, height: 260 });
+  ({ svc, t, context } = suite);
 });
 afterAll(async () => {
   for (const h of hosts) h.close();
-  await context?.close();
-  await browser?.close();
-  setClock(null);
-  await svc.stop();
+  await suite?.stop();
 });
 
 const api = async (path: string) => (await svc.api('GET', `/sites/${t.siteId}${path}`, { token: t.token })).body.data;
