@@ -151,15 +151,19 @@ test('a report-time catch-up includes a write that finished while a feed was run
   expect(await totals(site)).toEqual(EXPECTED);
 });
 
+/** A feeder as another process of a server-mode deployment runs it: sharing the lease. */
+function sharedFeeder(lock: ReturnType<typeof redisFeedLock>): RollupFeeder {
+  const feeder = new RollupFeeder(store, { shared: true });
+  feeder.useLock(lock);
+  return feeder;
+}
+
 test('feeders of several processes (a ClickHouse server) take turns by lease and count each event once', async () => {
   const site = randomUUID();
   await new RollupFeeder(store).catchUp();
   const lock = redisFeedLock(redis, database);
   // Two "processes": each reads the watermark afresh and feeds whole block ranges under the lease.
-  const a = new RollupFeeder(store, { shared: true });
-  const b = new RollupFeeder(store, { shared: true });
-  a.useLock(lock);
-  b.useLock(lock);
+  const [a, b] = [sharedFeeder(lock), sharedFeeder(lock)];
   const rows = tenEvents(site);
   await store.insert('events', rows.slice(0, 5));
   // While a holds the lease, b's feed waits for it, not run beside it.
@@ -187,8 +191,7 @@ test('a shared report-time catch-up waits out another process\'s lease and count
   const site = randomUUID();
   await new RollupFeeder(store).catchUp();
   const lock = redisFeedLock(redis, database);
-  const reporting = new RollupFeeder(store, { shared: true });
-  reporting.useLock(lock);
+  const reporting = sharedFeeder(lock);
   // Another process is feeding (it holds the lease) when this process stores events and a report starts.
   let catchUp: Promise<void> | null = null;
   await lock.withLease(async () => {
