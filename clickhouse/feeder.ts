@@ -2,6 +2,7 @@ import type { ClickHouseSettings } from '@clickhouse/client';
 import { nextVersion } from '../core/ids';
 import { logger } from '../core/logger';
 import type { FeedLock } from './feed-lock';
+import { isoToCh } from './meta';
 import { ROLLUP_FEEDS, type RollupFeed } from './rollups';
 import type { Params, Store } from './store';
 
@@ -65,8 +66,6 @@ const FEED_SETTINGS: ClickHouseSettings = {
   min_insert_block_size_rows: String(CHUNK_ROWS * 4),
   min_insert_block_size_bytes: String(64 * 1024 ** 3),
 };
-
-const toChTime = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
 export class RollupFeeder {
   private readonly pending = new Set<PendingWrite>();
@@ -258,7 +257,7 @@ function rangeWhere(range: BlockRange, scope: WriteHint | null): { where: string
   const params: Params = { lo: range.lo, hi: range.hi };
   if (scope) {
     where.push('site_id IN {sites:Array(UUID)}', "ts >= {from:DateTime64(3, 'UTC')}", "ts <= {to:DateTime64(3, 'UTC')}");
-    Object.assign(params, { sites: scope.siteIds, from: toChTime(scope.minTs), to: toChTime(scope.maxTs) });
+    Object.assign(params, { sites: scope.siteIds, from: isoToCh(new Date(scope.minTs)), to: isoToCh(new Date(scope.maxTs)) });
   }
   return { where: where.join(' AND '), params };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { nowMs } from '../core/clock';
 import { isValidTimeZone } from '../core/time';
+import { rangeOrder, windowConflict } from '../query/params';
 import { clampToRetention, PERIODS, resolvePeriod, type Period } from '../query/window/resolve';
 import { isoInZone as isoWithMillis, localToUtc, zonedParts } from '../query/window/zoned';
 
@@ -22,13 +23,10 @@ export const windowShape = {
   bots: z.enum(['excluded', 'included'], { error: 'must be excluded or included' }).default('excluded'),
 };
 
-/** Cross-field refusals: `period` with `from`/`to`, one bound without the other, an empty window. */
+/** Cross-field refusals, in the reports' words: `period` with `from`/`to`, one bound alone, an empty window. */
 export function refineWindow(q: { period?: string; from?: string; to?: string }, ctx: z.RefinementCtx): void {
-  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-  if (q.period && (q.from || q.to)) issue('period', 'cannot be combined with from/to');
-  else if (q.from && !q.to) issue('to', 'is required with from');
-  else if (q.to && !q.from) issue('from', 'is required with to');
-  else if (q.from && q.to && Date.parse(q.from) >= Date.parse(q.to)) issue('to', 'must be after from');
+  const refused = windowConflict(q) ?? (q.from !== undefined && q.to !== undefined ? rangeOrder(Date.parse(q.from), Date.parse(q.to)) : null);
+  if (refused) ctx.addIssue({ code: 'custom', path: [refused.param], message: refused.message });
 }
 
 export const windowQuery = z.object(windowShape).superRefine(refineWindow);

@@ -42,16 +42,39 @@ function instant(name: string, v: string): number {
   return ms;
 }
 
-export function parseWindow(p: Params): WindowRequest {
-  const period = oneOf('period', PERIODS, p.period);
+/** A window parameter refused, and why: the same words wherever the window parameters are taken. */
+export interface WindowRefusal {
+  param: 'period' | 'from' | 'to';
+  message: string;
+}
+
+/**
+ * The window parameters' rules between each other (reports here; notes, funnels and share boards
+ * through model/notes-window): `period` or `from`+`to`, never both, never one bound alone.
+ */
+export function windowConflict(p: { period?: string; from?: string; to?: string }): WindowRefusal | null {
   const hasFrom = p.from !== undefined;
   const hasTo = p.to !== undefined;
-  if (period && (hasFrom || hasTo)) throw invalidRequest('period: cannot be combined with from/to; give one or the other');
-  if (hasFrom !== hasTo) throw invalidRequest(hasFrom ? 'to: is required when from is given' : 'from: is required when to is given');
-  if (hasFrom) {
-    const from = instant('from', p.from!);
+  if (p.period !== undefined && (hasFrom || hasTo)) return { param: 'period', message: 'cannot be combined with from/to; give one or the other' };
+  if (hasFrom !== hasTo) return hasFrom ? { param: 'to', message: 'is required when from is given' } : { param: 'from', message: 'is required when to is given' };
+  return null;
+}
+
+/** An empty or reversed range is refused. */
+export const rangeOrder = (fromMs: number, toMs: number): WindowRefusal | null =>
+  fromMs >= toMs ? { param: 'from', message: 'must be before to' } : null;
+
+const refuse = (r: WindowRefusal) => invalidRequest(`${r.param}: ${r.message}`);
+
+export function parseWindow(p: Params): WindowRequest {
+  const period = oneOf('period', PERIODS, p.period);
+  const conflict = windowConflict(p);
+  if (conflict) throw refuse(conflict);
+  if (p.from !== undefined) {
+    const from = instant('from', p.from);
     const to = instant('to', p.to!);
-    if (from >= to) throw invalidRequest('from: must be before to');
+    const reversed = rangeOrder(from, to);
+    if (reversed) throw refuse(reversed);
     return { kind: 'range', from, to };
   }
   return { kind: 'period', period: period ?? 'last30d' };

@@ -113,6 +113,16 @@ describe('listing notes', () => {
     expect(res.body.error.message).toContain(field);
   });
 
+  test.each([
+    ['?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'from: must be before to'],
+    ['?from=2026-01-01T00:00:00Z', 'to: is required when from is given'],
+    ['?period=today&to=2026-01-01T00:00:00Z', 'period: cannot be combined with from/to'],
+  ])('refuses the window %s in the reports\' words (%s)', async (qs, message) => {
+    const res = await list(qs, s.token, s.siteId);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain(message);
+  });
+
   test('a window older than the retention is clamped and says so', async () => {
     setClock('2026-03-20T12:00:00Z');
     const res = await list('?from=2000-01-01T00:00:00Z&to=2026-03-20T00:00:00Z', s.token, s.siteId);
