@@ -90,6 +90,7 @@ key.command('list').requiredOption('--org <org>').action(run('key list'));
 const events = group('events', 'events');
 events.command('import').requiredOption('--site <site>').requiredOption('--file <file>', 'NDJSON file, - for stdin')
   .action((o: Opts) => call('events import', { site: o.site }, o.file === '-' ? process.stdin : createReadStream(o.file!)));
+events.command('stats').description('live collection counters and latencies since the server started').action(run('events stats'));
 
 program.command('seed').description('generate realistic synthetic traffic inside ClickHouse')
   .requiredOption('--site <site>').requiredOption('--events <n>').requiredOption('--days <d>').option('--seed <s>')

@@ -158,6 +158,19 @@ test('key list shows every key without a token; key revoke and user remove end a
   expect(after.keys.every((k: { revoked: boolean }) => k.revoked)).toBe(true);
 });
 
+test('events stats shows the live collection counters, an event acknowledged through POST /api/event counted', async () => {
+  const org = await ok(['org', 'create', '--name', 'Stats']);
+  await ok(['site', 'create', '--org', org.id, '--domain', 'stats.test']);
+  const before = await ok(['events', 'stats']);
+  const sent = await request('POST', `${base}/api/event`, { body: { n: 'pageview', u: 'https://stats.test/', d: 'stats.test' } });
+  expect(sent.status).toBe(202);
+  const after = await ok(['events', 'stats']);
+  expect(after.received).toBe(before.received + 1);
+  expect(after.stored).toBe(before.stored + 1);
+  expect(after.ack_ms.count).toBe((before.ack_ms?.count ?? 0) + 1);
+  expect(after).toMatchObject({ pending: 0, dropped: expect.objectContaining({ unknown_domain: expect.any(Number) }) });
+});
+
 test.each([
   [['user', 'create', '--org', 'not-a-uuid', '--email', 'x@y.test', '--role', 'owner'], 'invalid_request', /--org must be a uuid/],
   [['user', 'create', '--org', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--email', 'x@y.test', '--role', 'owner'], 'not_found', /organisation/],
