@@ -2,7 +2,6 @@ import type { Store } from '../clickhouse/store';
 import { globMatch, globToRegex } from '../core/glob';
 import type { FunnelWindow, MatchOp, Step } from '../model/funnels';
 import { BUILTIN_EVENTS, type Goal } from '../model/goals';
-import { earliestEvent, siteGoals } from './context';
 import { execute } from './execute';
 import { dt, TABLES } from './lower/common';
 import {
@@ -150,12 +149,4 @@ export async function runFunnelReport(store: Store, input: FunnelReportInput): P
     conversion_from_first: pct(visitors, reached[0]),
     conversion_from_previous: pct(visitors, i === 0 ? reached[0] : reached[i - 1]),
   }));
-}
-
-/** The site's defined goals, read as the reports read them (cached where that is safe, see siteGoals). */
-export const loadGoals = (store: Store, siteId: string): Promise<DefinedGoal[]> => siteGoals(store, siteId);
-
-/** The site's earliest retained event, for `period=all`. */
-export async function earliestEventMs(store: Store, siteId: string): Promise<number | undefined> {
-  return (await earliestEvent(store, siteId)) ?? undefined;
 }

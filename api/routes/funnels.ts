@@ -4,7 +4,8 @@ import { notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
 import { FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
 import { rangeMeta, refineWindow, resolveWindow, windowShape, type ResolvedWindow } from '../../model/notes-window';
-import { earliestEventMs, loadGoals, runFunnelReport } from '../../query/funnel-report';
+import { earliestEvent, siteGoals } from '../../query/context';
+import { runFunnelReport } from '../../query/funnel-report';
 import type { AppContext } from '../context';
 import { paged, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
@@ -85,7 +86,7 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
     scope: 'funnels:read', query: ReportQuery, response: ReportOut,
     async handler({ app, principal, site, params, query }) {
       const funnel = funnelOut(await findFunnel(app, site, params.funnelId));
-      const earliest = query.period === 'all' ? await earliestEventMs(app.store, site.id) : undefined;
+      const earliest = query.period === 'all' ? (await earliestEvent(app.store, site.id)) ?? undefined : undefined;
       const window = resolveWindow(query, 'last30d', principal.retentionDays, earliest);
       const data = await funnelReportFor(app, site, funnel, window, query.bots === 'included');
       return { data, meta: { range: rangeMeta(window) } };
@@ -97,7 +98,7 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
 export async function funnelReportFor(app: AppContext, site: Site, funnel: Funnel, window: ResolvedWindow, includeBots: boolean) {
   const results = await runFunnelReport(app.store, {
     siteId: site.id, steps: funnel.steps, windowSeconds: funnel.window_seconds, fromMs: window.fromMs, toMs: window.toMs,
-    includeBots, goals: await loadGoals(app.store, site.id),
+    includeBots, goals: await siteGoals(app.store, site.id),
   });
   const steps = funnel.steps.map((s, i) => ({ ...s, ...results[i] }));
   return { funnel_id: funnel.id, name: funnel.name, window_seconds: funnel.window_seconds, steps };
