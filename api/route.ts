@@ -117,6 +117,11 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
       400: errorResponse('invalid_request: the message names the parameter or field'),
       401: errorResponse('invalid_credential: missing, malformed, revoked or expired key'),
       403: errorResponse('forbidden: the key lacks the scope or does not reach the site'),
+      ...(params.some((p) => p !== 'siteId') ? { 404: errorResponse('not_found: no such resource on this site') } : {}),
+      ...(spec.body ? {
+        413: errorResponse('payload_too_large: the body is over the limit'),
+        415: errorResponse('unsupported_media_type: the body is not Content-Type: application/json'),
+      } : {}),
       429: errorResponse('rate_limited: see Retry-After'),
     },
   });

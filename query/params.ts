@@ -89,7 +89,11 @@ export function parseTz(p: Params, zones: ZoneCheck): string {
 
 const MAX_FILTER_VALUE = 2000;
 
-/** Every `filter_<name>` parameter, ANDed. Unknown names are refused even where filters are ignored. */
+/**
+ * Every `filter_<name>` parameter, ANDed; unknown names and empty values are refused. Only the
+ * filterable reports read them: the others accept and ignore the whole set (the spec's words for
+ * engagement), so a dashboard may send one filter set to every report.
+ */
 export function parseFilters(p: Params): FilterNode | null {
   const items: FilterNode[] = [];
   for (const [key, raw] of Object.entries(p)) {
@@ -119,17 +123,16 @@ const minutes = (p: Params, fallback: number) => int('minutes', 1, 360, fallback
 
 /** Parse the parameters of one report for one site into a ReportQuery (not yet planned). */
 export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id' | 'currency'>, zones: ZoneCheck): ReportQuery {
-  const filters = parseFilters(p);
   const base = { report, siteId: site.id, currency: site.currency };
   switch (report) {
     case 'overview':
-      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters };
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: parseFilters(p) };
     case 'timeseries':
-      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters, unit: oneOf('unit', BUCKET_UNITS, p.unit) };
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: parseFilters(p), unit: oneOf('unit', BUCKET_UNITS, p.unit) };
     case 'breakdown': {
       const dimension = p.dimension ?? '';
       if (!isDimension(dimension)) throw unknownDimension(dimension);
-      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters, dimension, paging: paging(p) };
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: parseFilters(p), dimension, paging: paging(p) };
     }
     case 'heatmap': {
       const channel = p.channel;

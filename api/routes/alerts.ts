@@ -1,3 +1,4 @@
+import { serially } from '../../model/serially';
 import { z } from 'zod';
 import type { Site } from '../../core/domain';
 import { invalidRequest, notFound } from '../../core/errors';
@@ -73,12 +74,12 @@ export default function alertsRoutes(r: RouteRegistrar): void {
   });
 
   r.route({
-    method: 'post', path: '/sites/{siteId}/alerts', summary: 'Create an alert', tag: 'alerts', scope: 'alerts:write',
+    method: 'post', path: '/sites/{siteId}/alerts', summary: 'Create an alert', tag: 'alerts', scope: 'alerts:write', status: 201,
     body: CreateAlert, response: AlertOut,
     async handler({ app, principal, site, body }) {
       const goal_name = checkGoal({ trigger_type: body.trigger_type, goal_name: body.goal_name ?? null }, body.goal_name);
       const row = await new AlertsRepo(app.store).create(site.id, { ...body, goal_name, subject: body.subject ?? body.name }, principal.userId);
-      return { data: alertOut(row), status: 201 };
+      return { data: alertOut(row) };
     },
   });
 
@@ -96,13 +97,16 @@ export default function alertsRoutes(r: RouteRegistrar): void {
     body: EditAlert, response: AlertOut,
     async handler({ app, site, params, body }) {
       const repo = new AlertsRepo(app.store);
-      const row = await findAlert(app, site, params.alertId);
-      const { enabled, ...rest } = body;
-      const next: AlertRow = { ...row, ...stripUndefined(rest), ...(enabled !== undefined ? { enabled: enabled ? 1 : 0 } : {}) };
-      next.goal_name = checkGoal(next, body.goal_name);
-      const saved = await repo.update(row, next);
-      // Switching an alert off forgets its edge: switched on again, it fires on the next crossing.
-      if (!saved.enabled) await repo.clearState(saved.id);
+      const saved = await serially(`alert:${params.alertId.toLowerCase()}`, async () => {
+        const row = await findAlert(app, site, params.alertId);
+        const { enabled, ...rest } = body;
+        const next: AlertRow = { ...row, ...stripUndefined(rest), ...(enabled !== undefined ? { enabled: enabled ? 1 : 0 } : {}) };
+        next.goal_name = checkGoal(next, body.goal_name);
+        const updated = await repo.update(row, next);
+        // Switching an alert off forgets its edge: switched on again, it fires on the next crossing.
+        if (!updated.enabled) await repo.clearState(updated.id);
+        return updated;
+      });
       return { data: (await withState(repo, [saved]))[0] };
     },
   });

@@ -1,3 +1,4 @@
+import { serially } from '../../model/serially';
 import { z } from 'zod';
 import type { Site } from '../../core/domain';
 import { notFound } from '../../core/errors';
@@ -47,10 +48,10 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
   });
 
   r.route({
-    method: 'post', path: '/sites/{siteId}/funnels', summary: 'Create a funnel', tag: 'funnels', scope: 'funnels:write',
+    method: 'post', path: '/sites/{siteId}/funnels', summary: 'Create a funnel', tag: 'funnels', scope: 'funnels:write', status: 201,
     body: CreateFunnel, response: FunnelOut,
     async handler({ app, site, body }) {
-      return { data: funnelOut(await new FunnelsRepo(app.store).create(site.id, body)), status: 201 };
+      return { data: funnelOut(await new FunnelsRepo(app.store).create(site.id, body)) };
     },
   });
 
@@ -66,8 +67,9 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
     method: 'patch', path: '/sites/{siteId}/funnels/{funnelId}', summary: 'Edit a funnel (changes its past figures)',
     tag: 'funnels', scope: 'funnels:write', body: EditFunnel, response: FunnelOut,
     async handler({ app, site, params, body }) {
-      const row = await findFunnel(app, site, params.funnelId);
-      return { data: funnelOut(await new FunnelsRepo(app.store).update(row, body)) };
+      const saved = await serially(`funnel:${params.funnelId.toLowerCase()}`, async () =>
+        new FunnelsRepo(app.store).update(await findFunnel(app, site, params.funnelId), body));
+      return { data: funnelOut(saved) };
     },
   });
 

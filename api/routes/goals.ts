@@ -38,7 +38,7 @@ function checkKind(body: z.infer<typeof CreateGoal>): void {
 
 export default function goalRoutes(r: RouteRegistrar): void {
   r.route({
-    method: 'post', path: '/goals', summary: 'Define a goal on a site', tag: 'goals', scope: 'goals:write',
+    method: 'post', path: '/goals', summary: 'Define a goal on a site', tag: 'goals', scope: 'goals:write', status: 201,
     body: CreateGoal, response: GoalOut,
     async handler({ app, principal, body }) {
       const site = await requireSite(app.repos, principal, body.site_id);
@@ -48,7 +48,7 @@ export default function goalRoutes(r: RouteRegistrar): void {
         throw conflict('conflict', `The site already has a goal named "${body.name}".`);
       }
       const goal = await goals.create({ ...body, site_id: site.id });
-      return { data: goal, meta: { site_id: site.id }, status: 201 };
+      return { data: goal, meta: { site_id: site.id } };
     },
   });
 

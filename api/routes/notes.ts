@@ -61,12 +61,12 @@ export default function notesRoutes(r: RouteRegistrar): void {
   });
 
   r.route({
-    method: 'post', path: '/sites/{siteId}/notes', summary: 'Create a note (the author is the key\'s creator)',
+    method: 'post', path: '/sites/{siteId}/notes', summary: 'Create a note (the author is the key\'s creator)', status: 201,
     tag: 'notes', scope: 'notes:write', body: CreateNote, response: NoteOut,
     async handler({ app, principal, site, body }) {
       const row = await new NotesRepo(app.store).create(site, body, principal.userId);
       const note = noteOut(row, site, new Set([principal.userId]));
-      return { data: without(note, 'updated_at'), status: 201 };
+      return { data: without(note, 'updated_at') };
     },
   });
 

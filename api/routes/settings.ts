@@ -1,3 +1,4 @@
+import { serially } from '../../model/serially';
 import { z } from 'zod';
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { conflict, invalidRequest } from '../../core/errors';
@@ -75,11 +76,12 @@ export function settingsRoutes(r: RouteRegistrar, out: typeof settingsResponse):
         // Domains are global: the collection endpoint finds a site by its domain alone.
         if (other && other.id !== site.id) throw conflict('conflict', `domain: a site for "${body.domain}" already exists`);
       }
-      const next = applySettings(site, body);
-      if (typeof next === 'string') {
-        throw invalidRequest(next);
-      }
-      return { data: out(await app.repos.saveSite(next)) };
+      return serially(`site:${site.id}`, async () => {
+        // The row as the previous writer left it, not the request's cached copy.
+        const next = applySettings((await app.repos.getSite(site.id)) ?? site, body);
+        if (typeof next === 'string') throw invalidRequest(next);
+        return { data: out(await app.repos.saveSite(next)) };
+      });
     },
   });
 }

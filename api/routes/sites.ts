@@ -39,7 +39,7 @@ export default function sitesRoutes(r: RouteRegistrar): void {
     async handler({ app, principal, body }) {
       if (await app.repos.siteByDomain(body.domain)) throw conflict('conflict', `A site for "${body.domain}" already exists.`);
       const site = await app.repos.createSite({ org_id: principal.orgId, ...body });
-      return { data: siteOut(site), meta: { site_id: site.id }, status: 201 };
+      return { data: siteOut(site), meta: { site_id: site.id } };
     },
   });
 

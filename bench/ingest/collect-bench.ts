@@ -15,7 +15,7 @@ import { cpuByThread, cpuDelta } from './proc-cpu';
  *   node scripts/build.mjs && node scripts/bench.mjs bench/ingest/collect-bench.ts [seconds] [connections] [rate]
  * Without a rate every connection sends its next event when the last is answered (closed loop: latency
  * then grows with the connections, by Little's law). With a rate (events/s over all connections, as
- * many independent visitors would send), autocannon paces requests and corrects for coordinated omission.
+ * many independent visitors would send), each connection sends on its own schedule (see `pacing`).
  * The engine's raw insert rate for the same rows is bench/ingest/insert-bench.ts.
  */
 const root = process.cwd();
@@ -57,15 +57,51 @@ function percentiles(values: number[]) {
   return { count: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s.length ? s[s.length - 1] : 0 };
 }
 
+/**
+ * How a rate is paced. `paced` (default): every connection sends one event every connections/rate
+ * seconds from its own random phase, whatever became of the last (an open loop of independent
+ * visitors, wrk2-style), and latency counts from the moment the event was due, so a late answer also
+ * charges the sends it delayed (no coordinated omission). `bursts`: autocannon's own `overallRate`,
+ * which lets each connection send its share back to back from a once-a-second timer that all
+ * connections start together: arrivals come in waves (0 to 2.5x the mean per 10 ms here).
+ */
+const pacing = process.env.BENCH_PACING === 'bursts' ? 'bursts' : 'paced';
+
+/** The due time of each connection's request in flight (one per connection: no pipelining). */
+const dueAt = new WeakMap<object, number>();
+
+function pace(client: autocannon.Client, perConnectionMs: number): void {
+  const raw = client as unknown as { _doRequest(): void; destroyed: boolean };
+  const send = raw._doRequest.bind(raw);
+  let next = performance.now() + Math.random() * perConnectionMs;
+  raw._doRequest = () => {
+    const due = next;
+    next += perConnectionMs;
+    const fire = () => {
+      if (raw.destroyed) return;
+      dueAt.set(client, due);
+      send();
+    };
+    const wait = due - performance.now();
+    if (wait <= 0) fire();
+    else setTimeout(fire, wait);
+  };
+}
+
 async function load(port: number, domain: string) {
   const reqs = benchRequests(domain, 5000);
   let i = 0;
   const t0 = Date.now();
+  const paced = rate !== undefined && pacing === 'paced';
   const instance = autocannon({
-    url: `http://127.0.0.1:${port}`, connections, duration: seconds, ...(rate ? { overallRate: rate } : {}),
+    url: `http://127.0.0.1:${port}`, connections, duration: seconds,
+    ...(rate && !paced ? { overallRate: rate } : {}),
+    ...(paced ? { setupClient: (client: autocannon.Client) => pace(client, (connections * 1000) / rate) } : {}),
     requests: [{ method: 'POST', path: '/api/event', setupRequest: (req) => ({ ...req, ...reqs[i++ % reqs.length] }) }],
   });
-  (instance as unknown as EventEmitter).on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
+  (instance as unknown as EventEmitter).on('response', (client: object, _status: number, _bytes: number, sent: number) => {
+    const due = dueAt.get(client);
+    const ms = paced && due !== undefined ? performance.now() - due : sent;
     const elapsed = Date.now() - t0;
     const s = Math.floor(elapsed / 1000);
     worstBySecond[s] = Math.max(worstBySecond[s] ?? 0, Math.round(ms));
@@ -96,7 +132,7 @@ async function main() {
     const stored = Object.values(JSON.parse(counted.stdout || '{}') as Record<string, number>).reduce((a, b) => a + b, 0);
     const accepted = result['2xx'];
     console.log(JSON.stringify({
-      seconds, connections, rate: rate ?? null, accepted, events_per_second: Math.round(accepted / seconds), non_2xx: result.non2xx, errors: result.errors,
+      seconds, connections, rate: rate ?? null, pacing: rate ? pacing : 'closed loop', accepted, events_per_second: Math.round(accepted / seconds), non_2xx: result.non2xx, errors: result.errors,
       latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
       inserts: stats.batches,
       server_event_loop_delay_ms: stats.event_loop_delay_ms,

@@ -17,7 +17,8 @@ export interface Exclusions {
 export function compileExclusions(site: Site): Exclusions {
   const allowed = [...new Set([site.domain, ...site.allowed_hostnames].map((h) => h.toLowerCase()))];
   const excluded = site.excluded_hostnames.map((h) => h.toLowerCase());
-  const paths = site.excluded_paths.map((g) => new RegExp(globToRegex(g)));
+  // Settings store globs lower-cased (the spec's normalisation), so paths match them case-insensitively.
+  const paths = site.excluded_paths.map((g) => new RegExp(globToRegex(g), 'i'));
   const countries = new Set(site.excluded_countries.map((c) => c.toUpperCase()));
   return {
     check(e) {

@@ -108,3 +108,16 @@ test('no body or report query gives a 5xx', async () => {
     expect((await svc.api('GET', `${base()}/${id}/report?${new URLSearchParams(q)}`, { token: t.token })).status).toBeLessThan(500);
   }), { numRuns: 30 });
 });
+
+test('concurrent PATCHes of different fields of one funnel both land', async () => {
+  const created = (await svc.api('POST', base(), { token: t.token, body: signup })).body.data;
+  const url = `${base()}/${created.id}`;
+  const steps = [{ kind: 'view', value: '/' }, { kind: 'goal', value: 'Signup' }];
+  const answers = await Promise.all([
+    svc.api('PATCH', url, { token: t.token, body: { name: 'Renamed' } }),
+    svc.api('PATCH', url, { token: t.token, body: { window_seconds: 3600 } }),
+    svc.api('PATCH', url, { token: t.token, body: { steps } }),
+  ]);
+  expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
+  expect((await svc.api('GET', url, { token: t.token })).body.data).toMatchObject({ name: 'Renamed', window_seconds: 3600, steps: [{ value: '/' }, { value: 'Signup' }] });
+});

@@ -128,6 +128,7 @@ test('exclusion settings apply from the next event, each counted by reason', asy
   const at = '2026-05-08T10:01:00Z';
   const ip = '8.8.8.8';
   await hit(t, { at, ip, path: '/admin/users/42' }); // excluded path
+  await hit(t, { at, ip, path: '/Admin/Users/7' }); // excluded path: globs are stored lower-cased and match any case
   await hit(t, { at, ip, path: '/private/x' }); // excluded path ('private/*' was given a leading slash)
   await hit(t, { at, ip, path: '/private/x/y' }); // '*' stays within a segment: kept
   await hit(t, { at, ip, host: 'staging.ex.example' }); // excluded hostname
@@ -140,7 +141,7 @@ test('exclusion settings apply from the next event, each counted by reason', asy
   expect((await rows(t.siteId)).map((r) => r.pathname).sort()).toEqual(['/admin/users', '/from-gb-again', '/other', '/private/x/y', '/www']);
   expect(stats.dropped).toEqual({
     ...dropped,
-    excluded_path: dropped.excluded_path + 2,
+    excluded_path: dropped.excluded_path + 3,
     excluded_hostname: dropped.excluded_hostname + 1,
     hostname_not_allowed: dropped.hostname_not_allowed + 1,
     excluded_country: dropped.excluded_country + 1,

@@ -42,6 +42,16 @@ test('write bodies refuse unknown fields in the document too, and write response
   const ok = doc.paths['/sites/{siteId}/settings'].patch.responses['200'].content['application/json'].schema;
   expect(Object.keys(ok.properties)).toEqual(['data', 'meta', 'error']);
   expect(doc.paths['/sites'].post.responses['201']).toBeDefined();
+  expect(Object.keys(doc.paths['/sites/{siteId}/settings'].patch.responses)).toEqual(expect.arrayContaining(['413', '415']));
+});
+
+test('every create route documents the 201 it answers, and id routes their 404', () => {
+  for (const path of ['/sites', '/goals', '/sites/{siteId}/notes', '/sites/{siteId}/funnels', '/sites/{siteId}/alerts']) {
+    expect(Object.keys(doc.paths[path].post.responses)).toContain('201');
+    expect(doc.paths[path].post.responses['200']).toBeUndefined();
+  }
+  expect(doc.paths['/sites/{siteId}/notes/{noteId}'].delete.responses['404']).toBeDefined();
+  expect(doc.paths['/sites/{siteId}/notes'].get.responses['404']).toBeUndefined();
 });
 
 test('path ids are uuids and paging parameters carry their bounds', () => {

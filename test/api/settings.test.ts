@@ -149,3 +149,14 @@ test('an empty body changes nothing and answers the settings', async () => {
   expect(res.status).toBe(200);
   expect(res.body.data).toEqual(before);
 });
+
+test('concurrent PATCHes of different fields all land (each reads the row the previous one wrote)', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const url = `/sites/${s.siteId}/settings`;
+  const bodies = [{ name: 'N1' }, { excluded_paths: ['/a'] }, { excluded_hostnames: ['x.later.com'] }, { excluded_countries: ['fr'] }, { session_strategy: 'cookieless_strict' }];
+  const answers = await Promise.all(bodies.map((body) => svc.api('PATCH', url, { token: s.token, body })));
+  expect(answers.map((r) => r.status)).toEqual(bodies.map(() => 200));
+  expect((await svc.api('GET', url, { token: s.token })).body.data).toMatchObject({
+    name: 'N1', excluded_paths: ['/a'], excluded_hostnames: ['x.later.com'], excluded_countries: ['fr'], session_strategy: 'cookieless_strict',
+  });
+});

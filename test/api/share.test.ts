@@ -170,3 +170,12 @@ test('no body or viewer query gives a 5xx', async () => {
     expect((await page(encodeURIComponent(junk))).status).toBeLessThan(500);
   }), { numRuns: 30 });
 });
+
+test('racing first PUTs make one board: every answer carries the one slug that works', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => put({ label: `L${i}` }, s)));
+  const slugs = new Set(answers.map((r) => r.body.data.slug));
+  expect(slugs.size).toBe(1);
+  expect((await page([...slugs][0])).status).toBe(200);
+  expect((await get(s)).body.data.slug).toBe([...slugs][0]);
+});

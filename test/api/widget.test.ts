@@ -114,3 +114,10 @@ test('no body gives a 5xx', async () => {
     expect((await feed(encodeURIComponent(junk))).status).toBeLessThan(500);
   }), { numRuns: 30 });
 });
+
+test('racing first PUTs make one widget with one slug, and every field sent lands', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const answers = await Promise.all([put(s, { metric: 'views' }), put(s, { chart_style: 'area' }), put(s, { type: 'analytics' })]);
+  expect(new Set(answers.map((r) => r.body.data.slug)).size).toBe(1);
+  expect((await get(s)).body.data).toMatchObject({ slug: answers[0].body.data.slug, metric: 'views', chart_style: 'area' });
+});

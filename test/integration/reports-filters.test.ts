@@ -81,3 +81,11 @@ test('heatmap narrows by channel only; engagement accepts and ignores filters', 
   expect(a.data).toEqual(b.data);
   expect(b.data.reduce((n: number, r: { sessions: number }) => n + r.sessions, 0)).toBe(5);
 });
+
+test.each(['/heatmap', '/engagement', '/realtime'])('%s accepts any filter_<name>, even one /overview refuses', async (report) => {
+  const odd = { filter_path: '', filter_pages: '/', filter_country: 'x'.repeat(2001) };
+  expect((await s.get('/overview', { period: 'last7d', ...odd })).status).toBe(400);
+  const window: Record<string, string> = report === '/realtime' ? {} : { period: 'last7d' };
+  const withOdd = await s.ok(report, { ...window, ...odd });
+  expect(withOdd.data).toEqual((await s.ok(report, window)).data);
+});
