@@ -27,15 +27,6 @@ function requestId(req: Request, res: Response, next: NextFunction) {
   next();
 }
 
-/** Bodies are JSON; anything else on a write is 415 before it is parsed. */
-function jsonOnly(req: Request, _res: Response, next: NextFunction) {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !req.is('application/json')) {
-    return next(new AppError(415, 'unsupported_media_type', 'Request bodies must be Content-Type: application/json.'));
-  }
-  next();
-}
-
 export function createApp(ctx: AppContext): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -65,7 +56,7 @@ export function createApp(ctx: AppContext): express.Express {
       next(err);
     }
   });
-  api.use(jsonOnly, express.json({ limit: '100kb', strict: true }));
+  // Bodies are read by each route after its scope and reach checks (api/route.ts readBody).
   const registrar = new RouteRegistrar(api, ctx);
   for (const mod of API_ROUTES) mod(registrar);
   api.use((_req, _res, next) => next(notFound('endpoint')));

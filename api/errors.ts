@@ -13,10 +13,11 @@ export function sendError(res: Response, err: AppError): void {
  */
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   if (err instanceof AppError) return sendError(res, err);
+  // PRODUCT.md §6: bad input is 400 invalid_request with the message naming what was wrong.
   const e = err as { type?: string; status?: number; message?: string };
   if (e?.type === 'entity.parse.failed') {
     // Strict parsing also refuses valid JSON that is not an object or array (null, "x", 3).
-    return sendError(res, new AppError(400, 'invalid_json', 'The request body must be a JSON object.'));
+    return sendError(res, new AppError(400, 'invalid_request', 'body: must be a JSON object (the request body is not valid JSON, or is not an object).'));
   }
   if (e?.type === 'entity.too.large') return sendError(res, new AppError(413, 'payload_too_large', 'The request body is too large.'));
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {

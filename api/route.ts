@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { z, type ZodType } from 'zod';
 import type { Principal, Scope, Site } from '../core/domain';
 import { AppError, invalidRequest } from '../core/errors';
@@ -139,6 +139,7 @@ export class RouteRegistrar {
         requireScope(principal, spec.scope);
         const site = req.params.siteId !== undefined ? await requireSite(app.repos, principal, String(req.params.siteId)) : undefined;
         const query = parse(spec.query, req.query, 'query');
+        if (spec.body) await readBody(req, res);
         const body = parse(spec.body, spec.body ? bodyOf(req) : undefined, 'body');
         const params = req.params as Record<string, string>;
         const result = await spec.handler({ app, principal, site: site as Site, query, body, params, req, res });
@@ -149,6 +150,20 @@ export class RouteRegistrar {
       }
     });
   }
+}
+
+const jsonParser = express.json({ limit: '100kb', strict: true });
+
+/**
+ * Reads a write's JSON body. Runs after scope and reach (docs/AUTH.md: tenancy first), so a key that
+ * may not write here is told 403 whatever it sent; a body that is not JSON is 415 before parsing.
+ */
+function readBody(req: Request, res: Response): Promise<void> {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    return Promise.reject(new AppError(415, 'unsupported_media_type', 'Request bodies must be Content-Type: application/json.'));
+  }
+  return new Promise((resolve, reject) => jsonParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
 }
 
 /** A write body must be a JSON object; an empty body counts as `{}`. */

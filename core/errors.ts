@@ -5,7 +5,6 @@
  */
 export type ErrorCode =
   | 'invalid_request'
-  | 'invalid_json'
   | 'unknown_dimension'
   | 'invalid_credential'
   | 'forbidden'

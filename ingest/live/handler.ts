@@ -93,7 +93,7 @@ function parseJson(body: Buffer): unknown | AppError {
   try {
     return JSON.parse(body.toString('utf8'));
   } catch {
-    return new AppError(400, 'invalid_json', 'The request body is not valid JSON.');
+    return new AppError(400, 'invalid_request', 'The request body is not valid JSON.');
   }
 }
 

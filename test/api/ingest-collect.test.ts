@@ -132,7 +132,7 @@ describe('accepted events', () => {
 describe('refusals', () => {
   const ok = { n: 'pageview', u: 'https://refuse.example/', d: 'refuse.example' };
   test.each([
-    ['malformed JSON', '{"n": "pageview",', 400, 'invalid_json', 'not valid JSON'],
+    ['malformed JSON', '{"n": "pageview",', 400, 'invalid_request', 'not valid JSON'],
     ['a body that is not an object', '[1,2]', 400, 'invalid_request', 'JSON object'],
     ['a missing name', { u: 'https://refuse.example/' }, 400, 'invalid_request', 'name is required'],
     ['a missing url', { n: 'pageview' }, 400, 'invalid_request', 'url is required'],

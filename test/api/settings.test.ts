@@ -129,10 +129,22 @@ test('a body that is not a JSON object is refused with a 4xx, never a 500', asyn
   expect((await raw('[1,2]')).status).toBe(400);
   expect((await raw('"x"')).status).toBe(400);
   const nul = await raw('null');
-  expect([nul.status, nul.body.error.code, nul.body.error.message]).toEqual([400, 'invalid_json', 'The request body must be a JSON object.']);
-  expect((await raw('{"name":')).body.error.code).toBe('invalid_json');
+  expect([nul.status, nul.body.error.code, nul.body.error.message]).toEqual([400, 'invalid_request', 'body: must be a JSON object (the request body is not valid JSON, or is not an object).']);
+  expect((await raw('{"name":')).body.error.code).toBe('invalid_request');
   expect((await raw('name=x', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
   expect((await raw(JSON.stringify({ name: 'x'.repeat(200_000) }))).status).toBe(413);
+});
+
+test('scope and reach come before the body: a key that may not write here is told 403 whatever it sent', async () => {
+  const reader = await t.key({ scopes: ['settings:read'] });
+  const other = await svc.tenant({ scopes: ['settings:write'] });
+  const bodies: [string, Record<string, string>?][] = [['{"name":'], ['name=x', { 'content-type': 'application/x-www-form-urlencoded' }], [JSON.stringify({ name: 'x'.repeat(200_000) })]];
+  for (const [text, headers] of bodies) {
+    for (const token of [reader.token, other.token]) {
+      const res = await svc.api('PATCH', siteUrl, { token, raw: text, headers });
+      expect([res.status, res.body.error.code]).toEqual([403, 'forbidden']);
+    }
+  }
 });
 
 test('settings:read may read but not change; changes need settings:write', async () => {
