@@ -1,3 +1,5 @@
+import { clip } from '../core/text';
+
 /**
  * Custom properties: an object of string keys to scalar values. Numbers and booleans are kept as
  * their text (trackers send `{plan: 3}`); nested objects, arrays and null are refused with a message
@@ -15,7 +17,7 @@ export function parseProps(value: unknown, field = 'props'): Record<string, stri
   const out: Record<string, string> = {};
   for (const [k, v] of entries) {
     if (!k || k.length > MAX_KEY) return `${field} keys must be 1-${MAX_KEY} characters`;
-    if (typeof v === 'string') out[k] = v.slice(0, MAX_VALUE);
+    if (typeof v === 'string') out[k] = clip(v, MAX_VALUE);
     else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
     else return `${field}.${k} must be a string, number or boolean`;
   }

@@ -41,8 +41,10 @@ export async function importEvents(store: Store, geo: GeoLookup, site: SiteRef, 
   let lineNo = 0;
   const span = { min: Infinity, max: -Infinity };
   try {
-    for await (const text of createInterface({ input: body, crlfDelay: Infinity })) {
+    for await (const read of createInterface({ input: body, crlfDelay: Infinity })) {
       lineNo++;
+      // A byte-order mark some editors write at the start of a UTF-8 file is not part of line 1.
+      const text = lineNo === 1 && read.charCodeAt(0) === 0xfeff ? read.slice(1) : read;
       if (!text.trim()) continue;
       if (text.length > MAX_LINE) { reject(lineNo, `line is longer than ${MAX_LINE} characters`); continue; }
       const parsed = parseImportLine(text);

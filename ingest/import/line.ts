@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { EventInput } from '../event';
 import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
 import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
+import { malformedMessage, malformedTextAt } from '../../core/text';
 
 /**
  * One NDJSON import line (PRODUCT.md §2) to an event, or the message that says why it is refused.
@@ -13,7 +14,7 @@ export interface ImportedEvent {
   session?: string;
 }
 
-const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/i;
 
 type Obj = Record<string, unknown>;
 
@@ -36,11 +37,30 @@ function absoluteUrl(o: Obj, field: string): string | undefined | FieldError {
   }
 }
 
+/** Years a report window may cover (query/params.ts refuses from/to outside them): events beyond could never be read. */
+const FIRST_YEAR = 1970;
+const LAST_YEAR = 2200;
+
+/**
+ * An ISO 8601 date-time with an offset, checked field by field: Date.parse rolls 2026-02-30 over
+ * into March, and ClickHouse reads year 0000 as the current year, so neither may reach a row.
+ */
 function parseTs(v: unknown): Date | string {
   if (v === undefined || v === null) return 'ts is required';
-  if (typeof v !== 'string' || !ISO_WITH_OFFSET.test(v)) return 'ts must be an ISO 8601 timestamp with an offset, e.g. 2026-01-02T03:04:05Z';
+  if (typeof v !== 'string') return 'ts must be an ISO 8601 timestamp with an offset, e.g. 2026-01-02T03:04:05Z';
+  const m = ISO_WITH_OFFSET.exec(v);
+  if (!m) return 'ts must be an ISO 8601 timestamp with an offset, e.g. 2026-01-02T03:04:05Z';
+  const [y, mo, d, h, mi, s, oh, om] = m.slice(1).map((x) => Number(x ?? 0));
+  const outOfRange = `ts must lie between ${FIRST_YEAR} and ${LAST_YEAR}`;
+  if (y < FIRST_YEAR - 1 || y > LAST_YEAR + 1) return outOfRange; // (Date.UTC reads years 0-99 as 1900-1999)
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  const calendar = day.getUTCFullYear() === y && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d;
+  if (!calendar || h > 23 || mi > 59 || s > 59 || oh > 23 || om > 59) return `ts is not a valid date and time: ${v.slice(0, 40)}`;
   const ms = Date.parse(v);
-  return Number.isFinite(ms) ? new Date(ms) : 'ts is not a valid date';
+  if (!Number.isFinite(ms)) return `ts is not a valid date and time: ${v.slice(0, 40)}`;
+  const year = new Date(ms).getUTCFullYear();
+  if (year < FIRST_YEAR || year > LAST_YEAR) return outOfRange;
+  return new Date(ms);
 }
 
 interface Required { ts: Date; name: string; url: URL }
@@ -87,6 +107,8 @@ export function parseImportLine(text: string): ImportedEvent | string {
   }
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return 'each line must be a JSON object';
   const obj = o as Obj;
+  const bad = malformedTextAt(obj, '');
+  if (bad) return malformedMessage(bad);
   const req = parseRequired(obj);
   if (typeof req === 'string') return req;
   const f = parseOptional(obj);

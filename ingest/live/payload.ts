@@ -1,6 +1,7 @@
 import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
 import { BoundedMemo } from '../enrich/memo';
 import { parseHttpUrl } from '../enrich/url';
+import { clip, malformedMessage, malformedTextAt } from '../../core/text';
 
 /**
  * The body of POST /api/event: Plausible's event payload, long or short field names (`name`/`n`,
@@ -37,7 +38,7 @@ function optionalString(o: Obj, long: string, short: string, max: number): strin
   const v = pick(o, long, short);
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v !== 'string') return { error: `${long} must be a string` };
-  return v.slice(0, max);
+  return clip(v, max);
 }
 
 function propsOf(o: Obj): Record<string, string> | string {
@@ -48,6 +49,8 @@ function propsOf(o: Obj): Record<string, string> | string {
     } catch {
       return 'props must be an object (or a JSON-encoded object)';
     }
+    const bad = malformedTextAt(v, 'props');
+    if (bad) return malformedMessage(bad);
   }
   return parseProps(v);
 }
@@ -86,6 +89,8 @@ function pageUrl(raw: string): URL | string {
 export function parsePayload(body: unknown): EventPayload | string {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object';
   const o = body as Obj;
+  const bad = malformedTextAt(o, '');
+  if (bad) return malformedMessage(bad);
   const name = parseName(pick(o, 'name', 'n'));
   if (isError(name)) return name.error;
   const rawUrl = requiredString(o, 'url', 'u');

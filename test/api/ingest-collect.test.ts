@@ -145,12 +145,31 @@ describe('refusals', () => {
     ['a nested prop', { ...ok, p: { a: { b: 1 } } }, 400, 'invalid_request', 'props.a'],
     ['a fractional value_cents', { ...ok, value_cents: 1.5 }, 400, 'invalid_request', 'value_cents'],
     ['a string value_cents', { ...ok, value_cents: '100' }, 400, 'invalid_request', 'value_cents'],
+    ['an unpaired surrogate in a prop', '{"n":"pageview","u":"https://refuse.example/","p":{"a":"\\ud800"}}', 400, 'invalid_request', 'p.a must be valid Unicode text'],
+    ['an unpaired surrogate in a JSON-encoded prop', JSON.stringify({ ...ok, p: '{"a":"\\udc00"}' }), 400, 'invalid_request', 'props.a must be valid Unicode text'],
+    ['an unpaired surrogate in the name', '{"n":"x\\ud800","u":"https://refuse.example/"}', 400, 'invalid_request', 'n must be valid Unicode text'],
   ])('%s is a 400 naming the problem', async (_label, body, status, code, message) => {
     const res = await post(body);
     expect(res.status).toBe(status);
     expect(res.body.error.code).toBe(code);
     expect(res.body.error.message).toContain(message);
     expect(res.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  test('an event ClickHouse could not store is refused alone: the events batched with it are stored', async () => {
+    const t = await svc.tenant({ domain: 'poison.example' });
+    const good = Array.from({ length: 40 }, (_, i) => post({ n: 'pageview', u: `https://poison.example/p${i}` }));
+    const bad = post('{"n":"pageview","u":"https://poison.example/bad","p":{"a":"\\ud800"}}');
+    const answers = await Promise.all([...good.slice(0, 20), bad, ...good.slice(20)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([...Array(40).fill(202), 400]);
+    expect(await rows(t.siteId)).toHaveLength(40);
+  });
+
+  test('a prop value cut at its limit never splits a character in two', async () => {
+    const t = await svc.tenant({ domain: 'clip.example' });
+    const value = 'x'.repeat(1999) + '\u{1F600}'; // the emoji's two halves straddle the 2,000-unit limit
+    expect((await post({ n: 'pageview', u: 'https://clip.example/', p: { v: value } })).status).toBe(202);
+    expect((await rows(t.siteId))[0].props.v).toBe('x'.repeat(1999));
   });
 
   test('a body above 16 KB is 413', async () => {

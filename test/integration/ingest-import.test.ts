@@ -134,6 +134,35 @@ test('bad lines are rejected with their line numbers while good lines import', a
   expect(await rows(t.siteId)).toHaveLength(2);
 });
 
+test('a BOM before line 1 is skipped; unpaired surrogates, impossible dates and years no report reaches are refused by line', async () => {
+  const t = await svc.tenant();
+  const url = `https://${t.domain}/`;
+  const lines = [
+    '\ufeff' + JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url }),
+    '{"ts":"2026-03-05T08:00:00Z","name":"pageview","url":"' + url + '","props":{"a":"\\ud800"}}',
+    '{"ts":"2026-03-05T08:00:00Z","name":"x\\udc00","url":"' + url + '"}',
+    JSON.stringify({ ts: '2026-02-30T10:00:00Z', name: 'pageview', url }),
+    JSON.stringify({ ts: '2026-03-05T24:00:00Z', name: 'pageview', url }),
+    JSON.stringify({ ts: '0000-01-01T00:00:00Z', name: 'pageview', url }),
+    JSON.stringify({ ts: '2500-01-01T00:00:00Z', name: 'pageview', url }),
+    // A pair escaped as two \u escapes is one well-formed character, and a +hhmm offset is fine.
+    '{"ts":"2026-03-05T09:00:00+0100","name":"pageview","url":"' + url + '","props":{"smile":"\\ud83d\\ude00"}}',
+  ];
+  const out = await svc.admin('events import', { site: t.siteId }, lines.join('\r\n'));
+  expect(out.errors).toEqual([
+    { line: 2, message: 'props.a must be valid Unicode text (it holds an unpaired surrogate escape)' },
+    { line: 3, message: 'name must be valid Unicode text (it holds an unpaired surrogate escape)' },
+    { line: 4, message: 'ts is not a valid date and time: 2026-02-30T10:00:00Z' },
+    { line: 5, message: 'ts is not a valid date and time: 2026-03-05T24:00:00Z' },
+    { line: 6, message: 'ts must lie between 1970 and 2200' },
+    { line: 7, message: 'ts must lie between 1970 and 2200' },
+  ]);
+  expect(out).toMatchObject({ imported: 2, rejected: 6 });
+  const stored = await rows(t.siteId);
+  expect(stored.map((r) => r.ts)).toEqual(['2026-03-05 08:00:00.000', '2026-03-05 08:00:00.000']);
+  expect(stored.map((r) => r.props.smile ?? null)).toContain('\u{1F600}');
+});
+
 test('an unknown site is refused', async () => {
   await expect(svc.admin('events import', { site: '00000000-0000-4000-8000-000000000000' }, '')).rejects.toMatchObject({ status: 404 });
 });

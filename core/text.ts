@@ -1,0 +1,35 @@
+/**
+ * Text that a ClickHouse String column holds as UTF-8. A JSON `\ud800` escape without its partner
+ * parses to a lone UTF-16 surrogate, which has no UTF-8 form: ClickHouse refuses the whole insert
+ * holding it, so one such event would fail every event batched with it. Inputs are checked where
+ * they are parsed and refused with the field named.
+ */
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** The path of the first string (value or key) in a parsed JSON value that is not well-formed, or null. */
+export function malformedTextAt(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return wellFormed(value) ? null : path;
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const at = malformedTextAt(value[i], `${path}[${i}]`);
+      if (at) return at;
+    }
+    return null;
+  }
+  for (const key in value) {
+    if (!wellFormed(key)) return `${path ? path + ' ' : ''}keys`;
+    const at = malformedTextAt((value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+    if (at) return at;
+  }
+  return null;
+}
+
+export const malformedMessage = (at: string) => `${at} must be valid Unicode text (it holds an unpaired surrogate escape)`;
+
+/** `s` cut to at most `max` UTF-16 units, never between the two halves of a surrogate pair. */
+export function clip(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const last = s.charCodeAt(max - 1);
+  return s.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
