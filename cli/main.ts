@@ -59,8 +59,14 @@ const flags = (o: Opts) =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()), v]));
 
 const program = new Command('tally').description('Tally admin CLI').showHelpAfterError();
+/** Every runnable command line ("org create", "seed", ...), for the message when none was given. */
+const commandLines = (c: Command, prefix = ''): string[] =>
+  c.commands.flatMap((sub) => (sub.commands.length ? commandLines(sub, `${prefix}${sub.name()} `) : [`${prefix}${sub.name()}`]));
+
 program.exitOverride((err) => {
   if (err.exitCode === 0) process.exit(0);
+  // `tally` or `tally org` alone: commander would print help to stderr, which the JSON contract hides.
+  if (err.code === 'commander.help') fail('invalid_request', `a command is required: ${commandLines(program).join(', ')} (--help for options)`);
   fail('invalid_request', err.message.replace(/^error: /, ''));
 });
 program.configureOutput({ writeErr: () => undefined });

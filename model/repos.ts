@@ -3,6 +3,7 @@ import type { Store } from '../clickhouse/store';
 import { ALL_SCOPES, type Role, type Scope, type SessionStrategy, type Site } from '../core/domain';
 import { newId } from '../core/ids';
 import { nowMs } from '../core/clock';
+import { conflict } from '../core/errors';
 import type { AuthCache } from './auth-cache';
 import { generateToken, hashToken } from './keys';
 
@@ -150,10 +151,17 @@ export class Repos {
     if (!row.revoked_at) await this.keys.put({ ...row, revoked_at: nowCh() });
   }
 
-  /** Removing a member revokes their keys; notes they wrote stay, with the author shown as null. */
+  /**
+   * Removing a member revokes their keys; notes they wrote stay, with the author shown as null. The
+   * organisation's last owner cannot be removed (409 last_owner): nobody could then manage its team.
+   */
   async removeUser(orgId: string, userId: string): Promise<boolean> {
     const m = await this.membership(orgId, userId);
     if (!m) return false;
+    if (m.role === 'owner') {
+      const owners = await this.memberships.select("org_id = {o:UUID} AND role = 'owner'", { o: orgId });
+      if (owners.length <= 1) throw conflict('last_owner', 'This user is the organisation\'s last owner; add another owner first (user create --role owner).');
+    }
     for (const k of await this.keys.select('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId })) {
       await this.revokeKey(k);
     }

@@ -158,6 +158,17 @@ test('key list shows every key without a token; key revoke and user remove end a
   expect(after.keys.every((k: { revoked: boolean }) => k.revoked)).toBe(true);
 });
 
+test('the last owner cannot be removed (409 last_owner); an owner with a co-owner can', async () => {
+  const org = await ok(['org', 'create', '--name', 'Owners']);
+  const first = await ok(['user', 'create', '--org', org.id, '--email', 'first@own.test', '--role', 'owner']);
+  const refused = await tally(['user', 'remove', '--org', org.id, '--user', first.id]);
+  expect(refused.code).toBe(1);
+  expect(JSON.parse(refused.stderr).error).toMatchObject({ code: 'last_owner', message: expect.stringContaining('last owner') });
+  const second = await ok(['user', 'create', '--org', org.id, '--email', 'second@own.test', '--role', 'owner']);
+  expect(await ok(['user', 'remove', '--org', org.id, '--user', first.id])).toEqual({ id: first.id, removed: true });
+  expect((await tally(['user', 'remove', '--org', org.id, '--user', second.id])).code).toBe(1);
+});
+
 test('events stats shows the live collection counters, an event acknowledged through POST /api/event counted', async () => {
   const org = await ok(['org', 'create', '--name', 'Stats']);
   await ok(['site', 'create', '--org', org.id, '--domain', 'stats.test']);
@@ -180,6 +191,10 @@ test.each([
   [['key', 'revoke', '--key', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d'], 'not_found', /key/],
   [['site', 'create', '--org', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--domain', 'http://bad/'], 'invalid_request', /domain/],
   [['frobnicate'], 'invalid_request', /unknown command/],
+  [[], 'invalid_request', /^a command is required: org create, user create, user remove, .*seed \(--help for options\)$/],
+  [['org'], 'invalid_request', /^a command is required: .*events stats, seed/],
+  [['seed', '--site', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--events', '0', '--days', '7'], 'invalid_request', /^--events must be at least 1$/],
+  [['seed', '--site', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--events', '10', '--days', '0'], 'invalid_request', /^--days must be at least 1$/],
   [['seed', '--site', 'not-a-uuid', '--events', '10', '--days', '7'], 'invalid_request', /^--site must be a site uuid$/],
   [['events', 'import', '--site', 'not-a-uuid', '--file', '/dev/null'], 'invalid_request', /^--site must be a site uuid$/],
 ])('tally %j fails with a JSON error on stderr and a non-zero exit', async (args, code, message) => {
