@@ -55,6 +55,7 @@ const PLAUSIBLE_NAMES = new Map([['Outbound Link: Click', 'exit_link'], ['File D
 const LINK_EVENTS = new Set(['exit_link', 'file_download']);
 
 const MAX_BATCH = 5_000;
+const DAY_MS = 86_400_000;
 
 export class Collector {
   readonly stats = new IngestStats();
@@ -66,6 +67,9 @@ export class Collector {
   /** Inserts go through a connection of their own: not queued behind reports and rollup feeds. */
   private readonly lane: Store;
   private readonly feeder: RollupFeeder;
+  /** Wall time of the latest write's two stages: how long a decoy answer waits (see `decoy`). */
+  private lastWriteMs = { sessionize: 2, insert: 10 };
+  private readonly decoySecret = randomHex(16);
 
   constructor(deps: IngestDeps) {
     this.sites = new SiteDirectory(deps.repos);
@@ -97,9 +101,9 @@ export class Collector {
   private collectOne(live: LiveSite | null, payload: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
     if (live === null) {
       this.stats.dropped.unknown_domain++;
-      return Promise.resolve(decoyIds());
+      return this.decoy(payload.domains[0], client, tsMs);
     }
-    return this.collectFor(live, payload, client, tsMs) ?? Promise.resolve(decoyIds());
+    return this.collectFor(live, payload, client, tsMs) ?? this.decoy(payload.domains[0], client, tsMs);
   }
 
   /** Several domains (Plausible's roll-up) or a site not cached yet. */
@@ -108,10 +112,24 @@ export class Collector {
     const known = sites.filter((s): s is LiveSite => s !== null);
     if (known.length === 0) {
       this.stats.dropped.unknown_domain++;
-      return decoyIds();
+      return this.decoy(payload.domains[0], client, tsMs);
     }
     const results = await Promise.all(known.map((live) => this.collectFor(live, payload, client, tsMs)));
-    return results.find((r) => r !== null && r !== undefined) ?? decoyIds();
+    return results.find((r) => r !== null && r !== undefined) ?? this.decoy(payload.domains[0], client, tsMs);
+  }
+
+  /**
+   * The answer for an event not stored (unknown domain, or dropped by the site's exclusions) must not
+   * tell a caller whether the domain is a Tally site (PRODUCT.md §3). Real ids are stable for one
+   * visitor (same address and browser) through a session and a day, so decoy ids are too: keyed by a
+   * process secret, the domain, the client and the UTC day (random ones changed on every send). And a
+   * real answer comes after a write, so a decoy waits as long as the latest write took.
+   */
+  private decoy(domain: string, client: ClientInfo, tsMs: number): Promise<CollectResult> {
+    const key = [this.decoySecret, domain, client.ip, client.userAgent, String(Math.floor(tsMs / DAY_MS))];
+    const ids = { visitor_id: hash64('decoy-v', ...key), session_id: hash64('decoy-s', ...key) };
+    const wait = this.lastWriteMs.sessionize + this.lastWriteMs.insert;
+    return new Promise((resolve) => setTimeout(resolve, wait, ids));
   }
 
   /** null: the site's exclusions dropped the event (counted). */
@@ -168,7 +186,8 @@ export class Collector {
     for (const it of items) for (const c of it.identity.candidates) keys.add(c.key);
     const batch = sessionize(items, await this.sessions.load([...keys]));
     await this.sessions.save(batch.dirty);
-    this.stats.sessionizeMs += performance.now() - started;
+    this.lastWriteMs.sessionize = performance.now() - started;
+    this.stats.sessionizeMs += this.lastWriteMs.sessionize;
     return batch;
   }
 
@@ -181,7 +200,8 @@ export class Collector {
     await this.feeder.write(batchHint(items), () => this.lane.client.insert({
       table: this.lane.table('events'), values: rows, format: 'JSONCompactEachRow', columns: [...EVENT_COLUMNS],
     }));
-    this.stats.insertMs += performance.now() - started;
+    this.lastWriteMs.insert = performance.now() - started;
+    this.stats.insertMs += this.lastWriteMs.insert;
     this.stats.stored += rows.length;
     this.stats.batches++;
     return ids.map((r, i) => {
@@ -214,10 +234,4 @@ function batchHint(items: readonly Sessionable[]): WriteHint {
     if (i.tsMs > maxTs) maxTs = i.tsMs;
   }
   return { siteIds: [...sites], minTs, maxTs };
-}
-
-/** Answers for events not stored look like real ones, so responses reveal no site's existence. */
-function decoyIds(): CollectResult {
-  const r = randomHex(16);
-  return { visitor_id: hash64('decoy-v', r), session_id: hash64('decoy-s', r) };
 }

@@ -96,6 +96,20 @@ describe('accepted events', () => {
     expect(stats.dropped.unknown_domain).toBe(before + 1);
   });
 
+  test('an unknown domain\'s answers behave like a real site\'s: the same ids for the same visitor, others for another', async () => {
+    const send = (domain: string, ua = CHROME) => post({ n: 'pageview', u: `https://${domain}/` }, { 'user-agent': ua, 'x-forwarded-for': '203.0.113.9' });
+    const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
+    await svc.tenant({ domain: 'real-one.example' });
+    for (const domain of ['real-one.example', 'nobody-there.example']) {
+      const [a, b, c] = [await send(domain), await send(domain), await send(domain, firefox)];
+      expect([a.status, b.status, c.status]).toEqual([202, 202, 202]);
+      expect(b.body).toEqual(a.body);
+      expect(c.body.visitor_id).not.toBe(a.body.visitor_id);
+      expect(Object.keys(a.body).sort()).toEqual(['session_id', 'visitor_id']);
+    }
+    expect((await send('other-nobody.example')).body.visitor_id).not.toBe((await send('nobody-there.example')).body.visitor_id);
+  });
+
   test('concurrent requests share ClickHouse inserts', async () => {
     const t = await svc.tenant({ domain: 'burst.example' });
     const stats = collectorOf(svc.running.ctx)!.stats;
