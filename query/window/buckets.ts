@@ -10,6 +10,8 @@ import type { Span } from './resolve';
  * be more than `max` buckets.
  */
 export function bucketLabels(unit: BucketUnit, span: Span, tz: string, max: number): string[] | null {
+  // An empty window (one wholly before retention, clamped to [cutoff, cutoff)) has no bucket.
+  if (span.to <= span.from) return [];
   const def = BUCKETS[unit];
   const fromWall = span.from + offsetMs(span.from, tz);
   const toWall = span.to + offsetMs(span.to, tz);
@@ -18,7 +20,7 @@ export function bucketLabels(unit: BucketUnit, span: Span, tz: string, max: numb
   const holes = def.calendar ? [] : gaps(span.from, span.to, tz);
   const labels: string[] = [];
   // A window inside a repeated (fall-back) hour ends at an earlier wall time than it starts at.
-  const end = Math.max(toWall, span.to > span.from ? def.next(first) : first);
+  const end = Math.max(toWall, def.next(first));
   for (let w = first; w < end; w = def.next(w)) {
     const next = def.next(w);
     if (holes.some((g) => g.start <= w && next <= g.end)) continue;

@@ -31,6 +31,11 @@ test('a window wholly before retention is empty and clamped', async () => {
   const body = await s.ok('/overview', { from: '2026-02-01T00:00:00Z', to: '2026-03-02T00:00:00Z' });
   expect(body.meta.range).toMatchObject({ from: '2026-04-20T12:00:00+00:00', to: '2026-04-20T12:00:00+00:00', clamped: true });
   expect(body.data.visitors).toBe(0);
+  // No bucket lies in an empty window: the timeseries and engagement have no row.
+  for (const report of ['/timeseries', '/engagement']) {
+    const rows = await s.ok(report, { from: '2026-02-01T00:00:00Z', to: '2026-03-02T00:00:00Z', unit: 'hour' });
+    expect([rows.meta.range.clamped, rows.data]).toEqual([true, []]);
+  }
 });
 
 test('period=all starts at the earliest event (here before retention, so at the cutoff) and ends now', async () => {
