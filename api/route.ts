@@ -1,7 +1,8 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { z, type ZodType } from 'zod';
 import type { Principal, Scope, Site } from '../core/domain';
-import { AppError, invalidRequest } from '../core/errors';
+import { AppError, invalidRequest, notFound } from '../core/errors';
+import { isUuid } from '../core/ids';
 import { requireScope, requireSite } from './auth';
 import type { AppContext } from './context';
 import { ErrorBody, registry } from './openapi';
@@ -125,6 +126,16 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
       429: errorResponse('rate_limited: see Retry-After'),
     },
   });
+}
+
+/**
+ * What `find` makes of a row a path id names (a funnel, an alert, a note of the route's site), or 404.
+ * `find` runs only on a well-formed uuid: a malformed id names nothing, so it is 404 like an unknown one.
+ */
+export async function byPathId<T>(id: string, what: string, find: (id: string) => Promise<T | undefined>): Promise<T> {
+  const found = isUuid(id) ? await find(id) : undefined;
+  if (found === undefined) throw notFound(what);
+  return found;
 }
 
 export class RouteRegistrar {

@@ -1,5 +1,6 @@
 import { nextVersion } from '../core/ids';
 import { logger } from '../core/logger';
+import { serially } from '../core/serially';
 import type { Params, Store } from './store';
 
 /** A metadata row was written (put or remove). `id` is the row's `id` column when it has one. */
@@ -73,7 +74,46 @@ export class MetaTable<Row extends object> {
   async one(where: string, params: Params = {}): Promise<Row | undefined> {
     return (await this.select(where, params, 'LIMIT 1'))[0];
   }
+
+  /**
+   * A read-modify-write of the row `key` names, run after every earlier one of that key in this
+   * process has finished. Rows are whole-row versions, so two edits that each read the row before the
+   * other wrote would lose one change (two PATCHes of different fields), mint two slugs for one board,
+   * or write a removed row back. `task` reads the row itself, inside its turn. In server mode two
+   * processes can still race on one row (docs/RESOURCES.md).
+   */
+  exclusive<T>(key: string, task: () => Promise<T>): Promise<T> {
+    return serially(`${this.store.database}.${this.name}/${key.toLowerCase()}`, task);
+  }
+
+  /** `edit` on the row `where` finds, in the turn of `key`; undefined when there is no such row. */
+  editOne<T>(key: string, where: string, params: Params, edit: (row: Row) => Promise<T>): Promise<T | undefined> {
+    return this.exclusive(key, async () => {
+      const row = await this.one(where, params);
+      return row === undefined ? undefined : edit(row);
+    });
+  }
+
+  // Rows a site owns by id (funnels, alerts, notes): site and id both bound, so another site's id finds nothing.
+
+  ofSite(siteId: string, id: string): Promise<Row | undefined> {
+    return this.one(SITE_ROW, { s: siteId, id });
+  }
+
+  editOfSite<T>(siteId: string, id: string, edit: (row: Row) => Promise<T>): Promise<T | undefined> {
+    return this.editOne(id, SITE_ROW, { s: siteId, id }, edit);
+  }
+
+  /** true, or undefined when the site has no such row. */
+  removeOfSite(siteId: string, id: string): Promise<true | undefined> {
+    return this.editOfSite(siteId, id, async (row) => {
+      await this.remove(row);
+      return true as const;
+    });
+  }
 }
+
+const SITE_ROW = 'site_id = {s:UUID} AND id = {id:UUID}';
 
 /** ClickHouse DateTime64 JSON text ('2026-01-02 03:04:05.678', UTC) to ISO 8601. */
 export function chToIso(v: string | null | undefined): string | null {

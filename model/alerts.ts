@@ -47,7 +47,7 @@ export class AlertsRepo {
   }
 
   get(siteId: string, id: string): Promise<AlertRow | undefined> {
-    return this.table.one('site_id = {s:UUID} AND id = {id:UUID}', { s: siteId, id });
+    return this.table.ofSite(siteId, id);
   }
 
   list(siteId: string, page: { limit: number; offset: number }): Promise<AlertRow[]> {
@@ -63,12 +63,25 @@ export class AlertsRepo {
     );
   }
 
-  update(row: AlertRow, next: AlertRow): Promise<AlertRow> {
-    return this.table.put({ ...next, id: row.id, site_id: row.site_id, created_by: row.created_by, created_at: row.created_at, updated_at: nowCh() });
+  /**
+   * The alert as `change` makes it from the current row (which keeps its id, site, creator and
+   * creation time); undefined when the site has no such alert. Switched off, it also forgets its
+   * edge: switched on again, it fires on the next crossing.
+   */
+  update(siteId: string, id: string, change: (row: AlertRow) => AlertRow): Promise<AlertRow | undefined> {
+    return this.table.editOfSite(siteId, id, async (row) => {
+      const next = change(row);
+      const saved = await this.table.put({
+        ...next, id: row.id, site_id: row.site_id, created_by: row.created_by, created_at: row.created_at, updated_at: nowCh(),
+      });
+      if (!saved.enabled) await this.clearState(saved.id);
+      return saved;
+    });
   }
 
-  remove(row: AlertRow): Promise<void> {
-    return this.table.remove(row);
+  /** true, or undefined when the site has no such alert. */
+  remove(siteId: string, id: string): Promise<true | undefined> {
+    return this.table.removeOfSite(siteId, id);
   }
 
   async states(alertIds: string[]): Promise<Map<string, AlertState>> {

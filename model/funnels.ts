@@ -72,7 +72,7 @@ export class FunnelsRepo {
   }
 
   get(siteId: string, id: string): Promise<FunnelRow | undefined> {
-    return this.table.one('site_id = {s:UUID} AND id = {id:UUID}', { s: siteId, id });
+    return this.table.ofSite(siteId, id);
   }
 
   list(siteId: string, page: { limit: number; offset: number }): Promise<FunnelRow[]> {
@@ -80,17 +80,19 @@ export class FunnelsRepo {
       'ORDER BY created_at, id LIMIT {lim:UInt32} OFFSET {off:UInt64}');
   }
 
-  update(row: FunnelRow, patch: { name?: string; steps?: Step[]; window_seconds?: FunnelWindow }): Promise<FunnelRow> {
-    return this.table.put({
+  /** The funnel with `patch` applied; undefined when the site has no such funnel. */
+  update(siteId: string, id: string, patch: { name?: string; steps?: Step[]; window_seconds?: FunnelWindow }): Promise<FunnelRow | undefined> {
+    return this.table.editOfSite(siteId, id, (row) => this.table.put({
       ...row,
       ...(patch.name !== undefined ? { name: patch.name } : {}),
       ...(patch.steps !== undefined ? { steps: JSON.stringify(patch.steps) } : {}),
       ...(patch.window_seconds !== undefined ? { window_seconds: patch.window_seconds } : {}),
       updated_at: isoToCh(new Date(nowMs())),
-    });
+    }));
   }
 
-  remove(row: FunnelRow): Promise<void> {
-    return this.table.remove(row);
+  /** true, or undefined when the site has no such funnel. */
+  remove(siteId: string, id: string): Promise<true | undefined> {
+    return this.table.removeOfSite(siteId, id);
   }
 }

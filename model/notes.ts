@@ -49,15 +49,17 @@ export class NotesRepo {
   }
 
   get(siteId: string, id: string): Promise<NoteRow | undefined> {
-    return this.table.one('site_id = {s:UUID} AND id = {id:UUID}', { s: siteId, id });
+    return this.table.ofSite(siteId, id);
   }
 
-  update(row: NoteRow, body: string): Promise<NoteRow> {
-    return this.table.put({ ...row, body, updated_at: isoToCh(new Date(nowMs())) });
+  /** The note with its new body; undefined when the site has no such note. */
+  update(siteId: string, id: string, body: string): Promise<NoteRow | undefined> {
+    return this.table.editOfSite(siteId, id, (row) => this.table.put({ ...row, body, updated_at: isoToCh(new Date(nowMs())) }));
   }
 
-  remove(row: NoteRow): Promise<void> {
-    return this.table.remove(row);
+  /** true, or undefined when the site has no such note. */
+  remove(siteId: string, id: string): Promise<true | undefined> {
+    return this.table.removeOfSite(siteId, id);
   }
 
   /**

@@ -3,7 +3,7 @@ import type { Store } from '../clickhouse/store';
 import { ALL_SCOPES, type Role, type Scope, type SessionStrategy, type Site } from '../core/domain';
 import { newId } from '../core/ids';
 import { nowMs } from '../core/clock';
-import { conflict } from '../core/errors';
+import { conflict, notFound } from '../core/errors';
 import type { AuthCache } from './auth-cache';
 import { generateToken, hashToken } from './keys';
 
@@ -117,6 +117,18 @@ export class Repos {
 
   async listSites(orgId: string): Promise<Site[]> {
     return (await this.sites.select('org_id = {o:UUID}', { o: orgId }, 'ORDER BY created_at, id')).map(siteFromRow);
+  }
+
+  /**
+   * The site as `change` makes it from its stored row, in that row's turn (MetaTable.exclusive), so
+   * two settings PATCHes of different fields both land. `change` may throw to refuse the edit.
+   */
+  editSite(id: string, change: (site: Site) => Site): Promise<Site> {
+    return this.sites.exclusive(id, async () => {
+      const site = await this.getSite(id);
+      if (!site) throw notFound('site');
+      return this.saveSite(change(site));
+    });
   }
 
   async saveSite(site: Site): Promise<Site> {

@@ -56,8 +56,12 @@ export class ShareRepo {
     return this.table.one('slug = {slug:String} AND active = 1', { slug });
   }
 
-  /** Create or update. Every save restarts the expiry clock from now. */
-  save(site: Site, prev: ShareRow | undefined, input: ShareInput): Promise<ShareRow> {
+  /** Create or update, over the board as the previous save left it. Every save restarts the expiry clock. */
+  save(site: Site, input: ShareInput): Promise<ShareRow> {
+    return this.table.exclusive(site.id, async () => this.write(site, await this.get(site.id), input));
+  }
+
+  private write(site: Site, prev: ShareRow | undefined, input: ShareInput): Promise<ShareRow> {
     const now = nowMs();
     const live = prev?.active ? prev : undefined;
     const days = input.expires_in_days !== undefined ? input.expires_in_days : prev?.expires_in_days ?? null;
@@ -76,8 +80,10 @@ export class ShareRepo {
     });
   }
 
-  deactivate(row: ShareRow): Promise<ShareRow> {
-    return this.table.put({ ...row, active: 0, updated_at: isoToCh(new Date(nowMs())) });
+  /** The board switched off (a later save issues a new slug); undefined when the site has none. */
+  deactivate(siteId: string): Promise<ShareRow | undefined> {
+    return this.table.editOne(siteId, 'site_id = {s:UUID}', { s: siteId }, async (row) =>
+      row.active ? this.table.put({ ...row, active: 0, updated_at: isoToCh(new Date(nowMs())) }) : row);
   }
 }
 

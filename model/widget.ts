@@ -50,8 +50,12 @@ export class WidgetRepo {
     return this.table.one('slug = {slug:String}', { slug });
   }
 
-  /** Create or update; omitted fields keep their value (or the starting default). */
-  async save(siteId: string, prev: WidgetRow | undefined, input: WidgetInput): Promise<WidgetRow> {
+  /** Create or update, over the widget as the previous save left it; omitted fields keep their value (or the starting default). */
+  save(siteId: string, input: WidgetInput): Promise<WidgetRow> {
+    return this.table.exclusive(siteId, async () => this.write(siteId, await this.get(siteId), input));
+  }
+
+  private async write(siteId: string, prev: WidgetRow | undefined, input: WidgetInput): Promise<WidgetRow> {
     if (input.enabled === true && !(await siteHasEvents(this.store, siteId))) {
       throw conflict('no_events', 'The widget can be switched on once the site has recorded at least one event.');
     }

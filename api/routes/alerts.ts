@@ -1,13 +1,11 @@
-import { serially } from '../../model/serially';
 import { z } from 'zod';
 import type { Site } from '../../core/domain';
-import { invalidRequest, notFound } from '../../core/errors';
-import { isUuid } from '../../core/ids';
+import { invalidRequest } from '../../core/errors';
 import { AlertsRepo, alertOut, firingOut, type AlertRow } from '../../model/alerts';
 import { THRESHOLD_MODES, TRIGGERS, TRIGGER_TYPES } from '../../model/alerts-rules';
 import type { AppContext } from '../context';
 import { paged, pagingQuery } from '../paging';
-import type { RouteRegistrar } from '../route';
+import { byPathId, type RouteRegistrar } from '../route';
 
 const AlertOut = z.object({
   id: z.string().uuid(), name: z.string(), enabled: z.boolean(), trigger_type: z.enum(TRIGGER_TYPES),
@@ -52,11 +50,8 @@ function checkGoal(row: Pick<AlertRow, 'trigger_type' | 'goal_name'>, given: str
   return null;
 }
 
-async function findAlert(app: AppContext, site: Site, alertId: string): Promise<AlertRow> {
-  const row = isUuid(alertId) ? await new AlertsRepo(app.store).get(site.id, alertId) : undefined;
-  if (!row) throw notFound('alert');
-  return row;
-}
+const findAlert = (app: AppContext, site: Site, alertId: string) =>
+  byPathId(alertId, 'alert', (id) => new AlertsRepo(app.store).get(site.id, id));
 
 async function withState(repo: AlertsRepo, rows: AlertRow[]) {
   const states = await repo.states(rows.map((r) => r.id));
@@ -97,16 +92,11 @@ export default function alertsRoutes(r: RouteRegistrar): void {
     body: EditAlert, response: AlertOut,
     async handler({ app, site, params, body }) {
       const repo = new AlertsRepo(app.store);
-      const saved = await serially(`alert:${params.alertId.toLowerCase()}`, async () => {
-        const row = await findAlert(app, site, params.alertId);
-        const { enabled, ...rest } = body;
+      const { enabled, ...rest } = body;
+      const saved = await byPathId(params.alertId, 'alert', (id) => repo.update(site.id, id, (row) => {
         const next: AlertRow = { ...row, ...stripUndefined(rest), ...(enabled !== undefined ? { enabled: enabled ? 1 : 0 } : {}) };
-        next.goal_name = checkGoal(next, body.goal_name);
-        const updated = await repo.update(row, next);
-        // Switching an alert off forgets its edge: switched on again, it fires on the next crossing.
-        if (!updated.enabled) await repo.clearState(updated.id);
-        return updated;
-      });
+        return { ...next, goal_name: checkGoal(next, body.goal_name) };
+      }));
       return { data: (await withState(repo, [saved]))[0] };
     },
   });
@@ -115,7 +105,7 @@ export default function alertsRoutes(r: RouteRegistrar): void {
     method: 'delete', path: '/sites/{siteId}/alerts/{alertId}', summary: 'Delete an alert', tag: 'alerts', scope: 'alerts:write',
     response: z.object({ id: z.string().uuid(), deleted: z.literal(true) }),
     async handler({ app, site, params }) {
-      await new AlertsRepo(app.store).remove(await findAlert(app, site, params.alertId));
+      await byPathId(params.alertId, 'alert', (id) => new AlertsRepo(app.store).remove(site.id, id));
       return { data: { id: params.alertId, deleted: true } };
     },
   });

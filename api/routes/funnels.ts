@@ -1,15 +1,12 @@
-import { serially } from '../../model/serially';
 import { z } from 'zod';
 import type { Site } from '../../core/domain';
-import { notFound } from '../../core/errors';
-import { isUuid } from '../../core/ids';
 import { FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
 import { rangeMeta, refineWindow, resolveWindow, windowShape, type ResolvedWindow } from '../../model/notes-window';
 import { earliestEvent, siteGoals } from '../../query/context';
 import { runFunnelReport } from '../../query/funnel-report';
 import type { AppContext } from '../context';
 import { paged, pagingQuery } from '../paging';
-import type { RouteRegistrar } from '../route';
+import { byPathId, type RouteRegistrar } from '../route';
 
 const StepOut = z.object({ kind: z.enum(['view', 'goal', 'payment']), match: z.enum(MATCH_OPS).optional(), value: z.string().optional() });
 const FunnelOut = z.object({
@@ -32,11 +29,8 @@ const EditFunnel = z
 
 const ReportQuery = z.object(windowShape).superRefine(refineWindow);
 
-async function findFunnel(app: AppContext, site: Site, funnelId: string) {
-  const row = isUuid(funnelId) ? await new FunnelsRepo(app.store).get(site.id, funnelId) : undefined;
-  if (!row) throw notFound('funnel');
-  return row;
-}
+const findFunnel = (app: AppContext, site: Site, funnelId: string) =>
+  byPathId(funnelId, 'funnel', (id) => new FunnelsRepo(app.store).get(site.id, id));
 
 export default function funnelsRoutes(r: RouteRegistrar): void {
   r.route({
@@ -67,8 +61,7 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
     method: 'patch', path: '/sites/{siteId}/funnels/{funnelId}', summary: 'Edit a funnel (changes its past figures)',
     tag: 'funnels', scope: 'funnels:write', body: EditFunnel, response: FunnelOut,
     async handler({ app, site, params, body }) {
-      const saved = await serially(`funnel:${params.funnelId.toLowerCase()}`, async () =>
-        new FunnelsRepo(app.store).update(await findFunnel(app, site, params.funnelId), body));
+      const saved = await byPathId(params.funnelId, 'funnel', (id) => new FunnelsRepo(app.store).update(site.id, id, body));
       return { data: funnelOut(saved) };
     },
   });
@@ -77,7 +70,7 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
     method: 'delete', path: '/sites/{siteId}/funnels/{funnelId}', summary: 'Delete a funnel', tag: 'funnels', scope: 'funnels:write',
     response: z.object({ id: z.string().uuid(), deleted: z.literal(true) }),
     async handler({ app, site, params }) {
-      await new FunnelsRepo(app.store).remove(await findFunnel(app, site, params.funnelId));
+      await byPathId(params.funnelId, 'funnel', (id) => new FunnelsRepo(app.store).remove(site.id, id));
       return { data: { id: params.funnelId, deleted: true } };
     },
   });

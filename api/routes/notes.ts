@@ -1,12 +1,9 @@
 import { z } from 'zod';
-import type { Site } from '../../core/domain';
-import { notFound } from '../../core/errors';
-import { isUuid } from '../../core/ids';
 import { NotesRepo, noteOut, type Note } from '../../model/notes';
 import { hasWindow, rangeMeta, refineWindow, resolveWindow, windowShape } from '../../model/notes-window';
 import type { AppContext } from '../context';
 import { paged, pagingShape } from '../paging';
-import type { RouteRegistrar } from '../route';
+import { byPathId, type RouteRegistrar } from '../route';
 
 const NoteOut = z.object({
   id: z.string().uuid(), body: z.string(), granularity: z.enum(['date', 'minute']), occurred_at: z.string(),
@@ -35,11 +32,6 @@ async function members(app: AppContext, orgId: string): Promise<Set<string>> {
   return new Set(rows.map((m) => m.user_id));
 }
 
-async function findNote(repo: NotesRepo, site: Site, noteId: string) {
-  const row = isUuid(noteId) ? await repo.get(site.id, noteId) : undefined;
-  if (!row) throw notFound('note');
-  return row;
-}
 
 const without = (n: Note, field: 'created_at' | 'updated_at') => {
   const { [field]: _omit, ...rest } = n;
@@ -75,7 +67,7 @@ export default function notesRoutes(r: RouteRegistrar): void {
     tag: 'notes', scope: 'notes:write', body: EditNote, response: NoteOut,
     async handler({ app, site, params, body }) {
       const repo = new NotesRepo(app.store);
-      const row = await repo.update(await findNote(repo, site, params.noteId), body.body);
+      const row = await byPathId(params.noteId, 'note', (id) => repo.update(site.id, id, body.body));
       return { data: without(noteOut(row, site, await members(app, site.org_id)), 'created_at') };
     },
   });
@@ -85,7 +77,7 @@ export default function notesRoutes(r: RouteRegistrar): void {
     response: z.object({ id: z.string().uuid(), deleted: z.literal(true) }),
     async handler({ app, site, params }) {
       const repo = new NotesRepo(app.store);
-      await repo.remove(await findNote(repo, site, params.noteId));
+      await byPathId(params.noteId, 'note', (id) => repo.remove(site.id, id));
       return { data: { id: params.noteId, deleted: true } };
     },
   });

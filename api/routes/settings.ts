@@ -1,4 +1,3 @@
-import { serially } from '../../model/serially';
 import { z } from 'zod';
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { conflict, invalidRequest } from '../../core/errors';
@@ -76,12 +75,12 @@ export function settingsRoutes(r: RouteRegistrar, out: typeof settingsResponse):
         // Domains are global: the collection endpoint finds a site by its domain alone.
         if (other && other.id !== site.id) throw conflict('conflict', `domain: a site for "${body.domain}" already exists`);
       }
-      return serially(`site:${site.id}`, async () => {
-        // The row as the previous writer left it, not the request's cached copy.
-        const next = applySettings((await app.repos.getSite(site.id)) ?? site, body);
+      const saved = await app.repos.editSite(site.id, (current) => {
+        const next = applySettings(current, body);
         if (typeof next === 'string') throw invalidRequest(next);
-        return { data: out(await app.repos.saveSite(next)) };
+        return next;
       });
+      return { data: out(saved) };
     },
   });
 }

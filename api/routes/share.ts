@@ -1,4 +1,3 @@
-import { serially } from '../../model/serially';
 import { z } from 'zod';
 import { notFound } from '../../core/errors';
 import { SECTIONS, ShareRepo, shareOut, type Panels, type ShareRow } from '../../model/share';
@@ -32,8 +31,7 @@ export default function shareRoutes(r: RouteRegistrar): void {
       const repo = new ShareRepo(app.store);
       const { label, max_range_days, expires_in_days, ...switches } = body;
       const panels = Object.fromEntries(Object.entries(switches).filter(([, v]) => v !== undefined)) as Partial<Panels>;
-      const row = await serially(`share:${site.id}`, async () =>
-        repo.save(site, await repo.get(site.id), { panels, label, max_range_days, expires_in_days }));
+      const row = await repo.save(site, { panels, label, max_range_days, expires_in_days });
       return { data: await present(app, row) };
     },
   });
@@ -52,12 +50,8 @@ export default function shareRoutes(r: RouteRegistrar): void {
     method: 'delete', path: '/sites/{siteId}/share', summary: 'Deactivate the share board (a later PUT issues a new slug)',
     tag: 'share', scope: 'settings:write', response: ShareOut,
     async handler({ app, site }) {
-      const repo = new ShareRepo(app.store);
-      const off = await serially(`share:${site.id}`, async () => {
-        const row = await repo.get(site.id);
-        if (!row) throw notFound('share board');
-        return row.active ? repo.deactivate(row) : row;
-      });
+      const off = await new ShareRepo(app.store).deactivate(site.id);
+      if (!off) throw notFound('share board');
       return { data: await present(app, off) };
     },
   });

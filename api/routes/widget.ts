@@ -1,4 +1,3 @@
-import { serially } from '../../model/serially';
 import { z } from 'zod';
 import { notFound } from '../../core/errors';
 import { viewCounter } from '../../model/share-views';
@@ -30,7 +29,7 @@ export default function widgetRoutes(r: RouteRegistrar): void {
     tag: 'widget', scope: 'settings:write', body: WidgetBody, response: WidgetOut,
     async handler({ app, site, body }) {
       const repo = new WidgetRepo(app.store);
-      const row = await serially(`widget:${site.id}`, async () => repo.save(site.id, await repo.get(site.id), body));
+      const row = await repo.save(site.id, body);
       return { data: await present(app, row) };
     },
   });

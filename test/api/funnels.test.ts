@@ -121,3 +121,17 @@ test('concurrent PATCHes of different fields of one funnel both land', async () 
   expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
   expect((await svc.api('GET', url, { token: t.token })).body.data).toMatchObject({ name: 'Renamed', window_seconds: 3600, steps: [{ value: '/' }, { value: 'Signup' }] });
 });
+
+test('a PATCH racing a DELETE never writes the deleted funnel back', async () => {
+  for (let i = 0; i < 3; i++) {
+    const created = (await svc.api('POST', base(), { token: t.token, body: signup })).body.data;
+    const url = `${base()}/${created.id}`;
+    const [edit, del] = await Promise.all([
+      svc.api('PATCH', url, { token: t.token, body: { name: 'Late edit' } }),
+      svc.api('DELETE', url, { token: t.token }),
+    ]);
+    expect(del.status).toBe(200);
+    expect([200, 404]).toContain(edit.status);
+    expect((await svc.api('GET', url, { token: t.token })).status).toBe(404);
+  }
+});
