@@ -9,7 +9,9 @@ import type { Clamp, WindowRequest } from './window/resolve';
  * parameters; planner passes (planner.ts) fill in the resolved fields; lowering (lower/*) turns the
  * planned query into the SQL AST.
  */
-export type ReportName = 'overview' | 'timeseries' | 'breakdown' | 'heatmap' | 'engagement' | 'realtime' | 'realtime_countries';
+export type ReportName =
+  | 'overview' | 'timeseries' | 'breakdown' | 'heatmap' | 'engagement' | 'realtime' | 'realtime_countries'
+  | 'channel_quality' | 'ai_series' | 'ai_crawlers' | 'ai_pages' | 'ai_referrals';
 
 export type Bots = 'excluded' | 'included';
 

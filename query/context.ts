@@ -5,6 +5,7 @@ import { isValidTimeZone } from '../core/time';
 import { onMetaWrite } from '../clickhouse/meta';
 import { GoalsRepo, type Goal } from '../model/goals';
 import type { ReportQuery } from './ast';
+import { traitsOf } from './registry/reports';
 import type { PlanContext } from './planner';
 import type { ZoneCheck } from './params';
 import { TABLES } from './lower/common';
@@ -61,7 +62,6 @@ export async function earliestEvent(store: Store, siteId: string): Promise<numbe
   return row?.first ? Date.parse(row.first.replace(' ', 'T') + 'Z') : null;
 }
 
-const GOAL_REPORTS = new Set(['overview', 'timeseries', 'breakdown']);
 
 /**
  * Goal rules per site, cached only in embedded mode: there one process makes every write, and every
@@ -90,7 +90,7 @@ export function siteGoals(store: Store, siteId: string): Promise<Goal[]> {
 export async function planContext(store: Store, site: Site, retentionDays: number, q: ReportQuery): Promise<PlanContext> {
   const needsEarliest = q.window.kind === 'period' && q.window.period === 'all';
   const [goals, earliest] = await Promise.all([
-    GOAL_REPORTS.has(q.report) ? siteGoals(store, site.id) : Promise.resolve([]),
+    traitsOf(q.report).goals ? siteGoals(store, site.id) : Promise.resolve([]),
     needsEarliest ? earliestEvent(store, site.id) : Promise.resolve(null),
   ]);
   // A Goal is a GoalRule (the planner reads only the rule's fields): no per-request copy.

@@ -6,7 +6,9 @@ import { planContext, zoneCheck } from './context';
 import { executor } from './execute';
 import { parseReport } from './params';
 import { plan } from './planner';
+import { runAiCrawlers, runAiPages, runAiReferrals, runAiSeries } from './reports/ai';
 import { runBreakdown } from './reports/breakdown';
+import { runChannelQuality } from './reports/channel-quality';
 import { runEngagement, runHeatmap, runRealtime, runRealtimeCountries } from './reports/others';
 import { runOverview } from './reports/overview';
 import type { ReportRunner } from './reports/shared';
@@ -27,6 +29,11 @@ const RUNNERS = {
   engagement: runEngagement,
   realtime: runRealtime,
   realtime_countries: runRealtimeCountries,
+  channel_quality: runChannelQuality,
+  ai_series: runAiSeries,
+  ai_crawlers: runAiCrawlers,
+  ai_pages: runAiPages,
+  ai_referrals: runAiReferrals,
 } satisfies Record<ReportName, ReportRunner>;
 
 /** Parse and plan without running: benchmarks time the runner alone on the planned query. */

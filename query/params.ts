@@ -121,6 +121,23 @@ const bots = (p: Params) => oneOf('bots', ['excluded', 'included'] as const, p.b
 const paging = (p: Params) => ({ limit: int('limit', 1, 1000, 100)(p.limit), offset: int('offset', 0, 1_000_000_000, 0)(p.offset) });
 const minutes = (p: Params, fallback: number) => int('minutes', 1, 360, fallback)(p.minutes);
 
+export const AI_CHANNEL = 'AI Assistants';
+const AI_CHANNEL_FILTER: FilterNode = { kind: 'cond', filter: 'channel', op: 'equals', value: AI_CHANNEL };
+
+function andFilters(a: FilterNode | null, b: FilterNode): FilterNode {
+  if (!a) return b;
+  return { kind: 'and', items: [...(a.kind === 'and' ? a.items : [a]), b] };
+}
+
+/**
+ * The `/ai/*` reports always count crawler traffic (the spec): `bots` is checked like everywhere
+ * else and then has no effect. Filters narrow the events as they do on the human reports.
+ */
+function aiWindow(p: Params, zones: ZoneCheck) {
+  bots(p);
+  return { window: parseWindow(p), tz: parseTz(p, zones), bots: 'included' as const, filters: parseFilters(p) };
+}
+
 /** Parse the parameters of one report for one site into a ReportQuery (not yet planned). */
 export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id' | 'currency'>, zones: ZoneCheck): ReportQuery {
   const base = { report, siteId: site.id, currency: site.currency };
@@ -146,5 +163,17 @@ export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id'
       return { ...base, window: { kind: 'lookback', minutes: minutes(p, 10) }, tz: 'UTC', bots: 'excluded', filters: null };
     case 'realtime_countries':
       return { ...base, window: { kind: 'lookback', minutes: minutes(p, 30) }, tz: 'UTC', bots: 'excluded', filters: null, paging: paging(p) };
+    case 'channel_quality':
+      return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: parseFilters(p), paging: paging(p) };
+    case 'ai_series':
+      return { ...base, ...aiWindow(p, zones), unit: oneOf('unit', BUCKET_UNITS, p.unit) };
+    case 'ai_crawlers':
+    case 'ai_pages':
+      return { ...base, ...aiWindow(p, zones), paging: paging(p) };
+    case 'ai_referrals': {
+      // Human visits whose session came from an AI assistant: the channel narrows every part, payments too.
+      const w = aiWindow(p, zones);
+      return { ...base, ...w, bots: 'excluded', filters: andFilters(w.filters, AI_CHANNEL_FILTER), paging: paging(p) };
+    }
   }
 }

@@ -4,6 +4,7 @@ import type { FilterNode, GoalEntry, GoalMatch, ReportQuery, RollupSource } from
 import { BUCKETS, type BucketUnit } from './registry/buckets';
 import { DIMENSIONS } from './registry/dimensions';
 import { FILTERS, type FilterDef } from './registry/filters';
+import { traitsOf } from './registry/reports';
 import { bucketLabels } from './window/buckets';
 import { addCalendar, clampToRetention, resolveWindow, type Span } from './window/resolve';
 
@@ -50,19 +51,20 @@ export function defaultUnit(span: Span, tz: string): BucketUnit {
 
 /** Timeseries buckets are local to tz; engagement buckets are cut at UTC boundaries. */
 export const resolveBuckets: Pass = (q) => {
-  if (q.report !== 'timeseries' && q.report !== 'engagement') return q;
-  const tz = q.report === 'engagement' ? 'UTC' : q.tz;
+  const kind = traitsOf(q.report).buckets;
+  if (!kind) return q;
+  const tz = kind === 'utc' ? 'UTC' : q.tz;
   const unit = q.unit ?? defaultUnit(q.range!, q.tz);
   const buckets = bucketLabels(unit, q.range!, tz, MAX_BUCKETS);
   if (!buckets) throw invalidRequest(`unit: this window holds more than ${MAX_BUCKETS} ${unit} buckets; choose a larger unit or a shorter window`);
   return { ...q, unit, buckets };
 };
 
-/** Human figures exclude crawlers unless bots=included; realtime never counts them. */
-export const excludeBots: Pass = (q) => ({
-  ...q,
-  humanOnly: q.bots === 'excluded' || q.report === 'realtime' || q.report === 'realtime_countries',
-});
+/** Human figures exclude crawlers unless bots=included; realtime never counts them; AI crawler reports always do. */
+export const excludeBots: Pass = (q) => {
+  const bots = traitsOf(q.report).bots;
+  return { ...q, humanOnly: bots === 'human' || (bots === 'asked' && q.bots === 'excluded') };
+};
 
 const NO_MATCH: GoalMatch = { events: [], pages: [], anyCustom: false };
 
@@ -135,10 +137,10 @@ function leaves(node: FilterNode | null): FilterNode[] {
  * event-level filters) reads raw events.
  */
 export const decideSource: Pass = (q) => {
-  const family = q.report === 'breakdown' ? DIMENSIONS[q.dimension!].family : null;
+  const family = q.dimension ? DIMENSIONS[q.dimension].family : null;
   const rollup: RollupSource | null =
-    family === 'page' ? 'pages'
-    : family === null && (q.report === 'realtime' || q.report === 'realtime_countries') ? null
+    traitsOf(q.report).rawOnly ? null
+    : family === 'page' ? 'pages'
     : family === null || family === 'session' ? 'slices'
     : null;
   const filtersOk = !!rollup && leaves(q.filters).every((l) => l.kind === 'cond' && (FILTERS[l.filter] as FilterDef).rollups.includes(rollup));

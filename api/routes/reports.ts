@@ -42,6 +42,16 @@ const BreakdownRow = z.object({
 const HeatmapRow = z.object({ day: int.min(1).max(7), hour: int.min(0).max(23), views: int, visitors: int });
 const EngagementRow = z.object({ bucket: z.string(), sessions: int, bounce_rate: z.number(), median_session_seconds: z.number() });
 const CountryRow = z.object({ country_code: z.string(), visitors: int, views: int });
+const ChannelQualityRow = z.object({
+  channel: z.string(), visitors: int, bounce_rate: z.number(), median_session_seconds: z.number(), conversion_rate: z.number(),
+  revenue_per_visitor_cents: int,
+});
+const AiSeriesRow = z.object({ bucket: z.string(), views: int, ai_training: int, ai_search: int, ai_user_fetch: int });
+const AiCrawlerRow = z.object({ crawler: z.string(), operator: z.string(), kind: z.string(), views: int, pages: int, last_seen: z.string() });
+const AiPageRow = z.object({ path: z.string(), crawler_views: int, ai_visitors: int, goals: int, revenue_cents: int });
+const AiReferralRow = z.object({ assistant: z.string(), visitors: int, views: int, goals: int, revenue_cents: int });
+/** `bots` is checked and has no effect on the /ai/* reports: each decides which traffic it counts. */
+const AI_WINDOW = { ...WINDOW, bots: opt('accepted and ignored: the crawler reports always count crawlers, referrals count human visits only') };
 
 /** Query-string values as runReport takes them: one string each; a repeated parameter is refused. */
 function stringParams(req: Request): Record<string, string | undefined> {
@@ -74,6 +84,26 @@ const ROUTES: ReportRoute[] = [
   {
     report: 'realtime_countries', path: '/sites/{siteId}/realtime/countries', summary: 'Live visitors per country (default 30 minutes)',
     query: { minutes: opt('1 to 360, default 30'), ...PAGING }, response: z.array(CountryRow),
+  },
+  {
+    report: 'channel_quality', path: '/sites/{siteId}/channel-quality', summary: 'Per channel: visitors, bounce rate, median session, conversion, revenue per visitor',
+    query: { ...WINDOW, ...PAGING, ...FILTER_SHAPE }, response: z.array(ChannelQualityRow),
+  },
+  {
+    report: 'ai_series', path: '/sites/{siteId}/ai/series', summary: 'AI crawler page views per bucket, by kind (zero-filled)',
+    query: { ...AI_WINDOW, ...UNIT, ...FILTER_SHAPE }, response: z.array(AiSeriesRow),
+  },
+  {
+    report: 'ai_crawlers', path: '/sites/{siteId}/ai/crawlers', summary: 'AI crawlers: operator, kind, page views, pages, last seen',
+    query: { ...AI_WINDOW, ...PAGING, ...FILTER_SHAPE }, response: z.array(AiCrawlerRow),
+  },
+  {
+    report: 'ai_pages', path: '/sites/{siteId}/ai/pages', summary: 'Per path: AI crawl views beside AI-referred visitors, goals and revenue',
+    query: { ...AI_WINDOW, ...PAGING, ...FILTER_SHAPE }, response: z.array(AiPageRow),
+  },
+  {
+    report: 'ai_referrals', path: '/sites/{siteId}/ai/referrals', summary: 'Human visits referred by AI assistants, per assistant',
+    query: { ...AI_WINDOW, ...PAGING, ...FILTER_SHAPE }, response: z.array(AiReferralRow),
   },
 ];
 

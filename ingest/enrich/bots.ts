@@ -13,6 +13,8 @@ export const BOT_KINDS = [
   'http_library', 'automation', 'other_bot',
 ] as const;
 export type BotKind = (typeof BOT_KINDS)[number];
+/** The kinds the `/ai/*` reports count: crawlers that train, index or fetch for an AI assistant. */
+export const AI_BOT_KINDS = ['ai_training', 'ai_search', 'ai_user_fetch'] as const satisfies readonly BotKind[];
 
 export interface BotInfo {
   is_bot: 0 | 1;

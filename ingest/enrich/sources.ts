@@ -57,3 +57,21 @@ export function lookupSourceName(value: string): KnownSource | null {
   if (!v) return null;
   return index.names.get(v) ?? (v.includes('.') ? lookupHost(v) : null);
 }
+
+/**
+ * Every spelling that names an AI assistant (its hosts, aliases and name, lower-cased) beside its
+ * display name: how the AI-referrals report turns a session's utm_source or referrer into one row
+ * per assistant, whichever way the visit was tagged.
+ */
+export function aiAssistantSpellings(): { spellings: string[]; names: string[] } {
+  const spellings: string[] = [];
+  const names: string[] = [];
+  for (const s of own.sources) {
+    if (s.category !== 'ai') continue;
+    for (const k of new Set([...s.hosts, ...s.aliases, s.source.toLowerCase()])) {
+      spellings.push(k);
+      names.push(s.source);
+    }
+  }
+  return { spellings, names };
+}

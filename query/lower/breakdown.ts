@@ -61,8 +61,8 @@ function grouped(q: ReportQuery, def: DimensionDef, source: Source, keys: Metric
   });
 }
 
-export function lowerBreakdown(q: ReportQuery): BreakdownStatements {
-  const def: DimensionDef = DIMENSIONS[q.dimension!];
+/** `def` defaults to the query's dimension; other reports rank their own groupings the same way. */
+export function lowerBreakdown(q: ReportQuery, def: DimensionDef = DIMENSIONS[q.dimension!]): BreakdownStatements {
   const source = q.source!;
   const metricKeys = def.fields.flatMap((f) => (FIELD_METRIC[f] ? [FIELD_METRIC[f]!] : []));
   const { here, raw } = splitBySource(metricKeys, source);

@@ -27,14 +27,19 @@ const sessionTotals = () => table(TABLES.sessions, { final: true });
  * handful around `from`) are found on the quarter-hour rollup. No set of every session id is built.
  * Raw path: the session ids of the matching events, looked up in session_totals.
  */
-export function sessionsInWindow(q: ReportQuery): SelectNode | UnionNode {
-  return q.source === 'slices' ? sessionsByRange(q) : sessionsBySet(q);
+export function sessionsInWindow(q: ReportQuery, attrs: readonly SessionAttribute[] = []): SelectNode | UnionNode {
+  return q.source === 'slices' ? sessionsByRange(q, attrs) : sessionsBySet(q, attrs);
 }
 
-function sessionsByRange(q: ReportQuery): UnionNode {
+/** Session attributes whole-session rows can carry (session_totals holds the first event's). */
+export type SessionAttribute = (typeof ROLLUP_SESSION_ATTRIBUTES)[number];
+
+const attrCols = (attrs: readonly string[], t?: string) => attrs.map((a) => col(a, t));
+
+function sessionsByRange(q: ReportQuery, attrs: readonly SessionAttribute[]): UnionNode {
   const r = q.range!;
   const started = select({
-    columns: [col('session_id'), col('events'), col('pageviews'), duration(), as(col('session_start'), 'first_in')],
+    columns: [col('session_id'), col('events'), col('pageviews'), duration(), as(col('session_start'), 'first_in'), ...attrCols(attrs)],
     from: sessionTotals(),
     where: and(
       eq(col('site_id'), siteParam(q)),
@@ -53,25 +58,25 @@ function sessionsByRange(q: ReportQuery): UnionNode {
   });
   const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf(q, 'slices'), where: crossingWhere });
   const crossingTotals = select({
-    columns: [col('session_id'), col('events'), col('pageviews'), col('first_ts'), col('last_ts')],
+    columns: [col('session_id'), col('events'), col('pageviews'), col('first_ts'), col('last_ts'), ...attrCols(attrs)],
     from: sessionTotals(),
     where: and(eq(col('site_id'), siteParam(q)), bin('>=', col('session_start'), scalar(earliest)), bin('<', col('session_start'), dt(r.from))),
   });
   const crossing = select({
-    columns: [col('session_id', 'c'), col('events', 't'), col('pageviews', 't'), duration('t'), col('first_in', 'c')],
+    columns: [col('session_id', 'c'), col('events', 't'), col('pageviews', 't'), duration('t'), col('first_in', 'c'), ...attrCols(attrs, 't')],
     from: subquery(crossingSlices, 'c'),
     joins: [join('INNER', subquery(crossingTotals, 't'), eq(col('session_id', 'c'), col('session_id', 't')))],
   });
   return union(started, crossing);
 }
 
-function sessionsBySet(q: ReportQuery, o: WhereOptions = {}): SelectNode {
+function sessionsBySet(q: ReportQuery, attrs: readonly SessionAttribute[], o: WhereOptions = {}): SelectNode {
   const source = o.source ?? q.source!;
   const where = baseWhere(q, { ...o, source });
   const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf(q, source), where });
   const firstIn = select({ columns: [col('session_id'), as(fn('min', col(source === 'slices' ? 'slice' : 'ts')), 'first_in')], from: relationOf(q, source), where, groupBy: [col('session_id')] });
   const totals = select({
-    columns: [col('session_id'), col('events'), col('pageviews'), col('first_ts'), col('last_ts')],
+    columns: [col('session_id'), col('events'), col('pageviews'), col('first_ts'), col('last_ts'), ...attrCols(attrs)],
     from: sessionTotals(),
     where: and(
       eq(col('site_id'), siteParam(q)),
@@ -81,7 +86,7 @@ function sessionsBySet(q: ReportQuery, o: WhereOptions = {}): SelectNode {
     ),
   });
   return select({
-    columns: [col('session_id', 'w'), col('events', 't'), col('pageviews', 't'), duration('t'), col('first_in', 'w')],
+    columns: [col('session_id', 'w'), col('events', 't'), col('pageviews', 't'), duration('t'), col('first_in', 'w'), ...attrCols(attrs, 't')],
     from: subquery(firstIn, 'w'),
     joins: [join('INNER', subquery(totals, 't'), eq(col('session_id', 'w'), col('session_id', 't')))],
   });

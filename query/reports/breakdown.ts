@@ -1,12 +1,18 @@
 import { lowerBreakdown } from '../lower/breakdown';
 import { paymentTotals } from '../lower/parts';
-import { numbers, rangeMeta, type ReportRunner, type Row } from './shared';
+import type { ReportQuery } from '../ast';
+import type { Exec } from '../execute';
+import { DIMENSIONS, type DimensionDef } from '../registry/dimensions';
+import { numbers, rangeMeta, type ReportResult, type ReportRunner, type Row } from './shared';
 
 const keyOf = (r: Row, extras: readonly string[]) => JSON.stringify([r.label, ...extras.map((e) => r[e])]);
 
 /** Ranked, paged rows; fields a dimension does not carry are absent, never null. */
-export const runBreakdown: ReportRunner = async (q, exec) => {
-  const s = lowerBreakdown(q);
+export const runBreakdown: ReportRunner = (q, exec) => runGrouping(q, exec, DIMENSIONS[q.dimension!]);
+
+/** A breakdown over any grouping (a dimension, or a report's own such as AI assistants). */
+export async function runGrouping(q: ReportQuery, exec: Exec, def: DimensionDef): Promise<ReportResult> {
+  const s = lowerBreakdown(q, def);
   const { limit, offset } = q.paging!;
   const none = Promise.resolve([] as Row[]);
   // Goal figures and the window's payment total do not depend on the ranking: one round trip for all three.
@@ -27,4 +33,4 @@ export const runBreakdown: ReportRunner = async (q, exec) => {
     return row;
   });
   return { data, meta: { page: { limit, offset, has_more: ranked.length > limit }, range: rangeMeta(q) } };
-};
+}
