@@ -24,7 +24,6 @@ interface BoardContext {
 }
 
 const MONEY = new Set(['revenue_cents', 'revenue_per_visitor_cents', 'payments', 'goal_value_cents']);
-const AI_CHANNEL = 'AI Assistants';
 const DAY = 86_400_000;
 
 const top = (c: BoardContext, dimension: string, limit: number, extra: Record<string, string> = {}) =>
@@ -48,34 +47,25 @@ const SECTION_DATA = {
   },
   sources: async (c) => ({ channels: await top(c, 'channel', 8), referrers: await top(c, 'referrer', 10), campaigns: await top(c, 'utm_campaign', 8) }),
   ai_panel: async (c) => {
-    const series = await c.report<Row[]>('timeseries', { bots: 'included' });
+    const [series, crawlers, assistants] = await Promise.all([
+      c.report<Row[]>('ai_series'), c.report<Row[]>('ai_crawlers', { limit: '5' }), c.report<Row[]>('ai_referrals', { limit: '8' }),
+    ]);
     return {
-      crawler_views: series.reduce((a, r) => a + Number(r.crawler_views ?? 0), 0),
-      series: series.map((r) => ({ bucket: r.bucket, crawler_views: r.crawler_views })),
-      assistants: await top(c, 'referrer', 8, { filter_channel: AI_CHANNEL }),
+      crawler_views: series.reduce((a, r) => a + Number(r.views ?? 0), 0),
+      series: series.map((r) => ({ bucket: r.bucket, crawler_views: r.views })),
+      crawlers: crawlers.map((r) => ({ label: r.crawler, operator: r.operator, kind: r.kind, views: r.views })),
+      assistants: assistants.map(({ assistant, ...figures }) => ({ label: assistant, ...figures })),
     };
   },
   // No search-console feed exists for boards yet: say so rather than draw zeros.
   keywords: async () => ({ available: false, message: 'Search keywords are not available for this board yet.' }),
-  channel_quality: async (c) => ({ channels: await channelQuality(c) }),
+  channel_quality: async (c) => ({ channels: await c.report<Row[]>('channel_quality', { limit: '6' }) }),
   imported_history: async (c) => importedHistory(c),
 } satisfies Record<Section, (c: BoardContext) => Promise<object>>;
 
 async function boardFunnels(c: BoardContext) {
   const funnels = (await new FunnelsRepo(c.app.store).list(c.board.site.id, { limit: 3, offset: 0 })).slice(0, 3).map(funnelOut);
   return Promise.all(funnels.map(async (f) => (await funnelReportFor(c.app, c.board.site, f, c.window, false))));
-}
-
-/** Per channel: visitors, bounce rate, average session, conversion (and revenue per visitor). */
-async function channelQuality(c: BoardContext) {
-  const channels = await top(c, 'channel', 6);
-  return Promise.all(channels.map(async (ch) => {
-    const o = await c.report<Row>('overview', { filter_channel: String(ch.label) });
-    return {
-      channel: ch.label, visitors: o.visitors, bounce_rate: o.bounce_rate, avg_session_seconds: o.avg_session_seconds,
-      conversion_rate: o.conversion_rate, revenue_per_visitor_cents: o.revenue_per_visitor_cents,
-    };
-  }));
 }
 
 /**

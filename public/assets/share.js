@@ -52,21 +52,22 @@
     sources: function (s) { return [block('Channels', C.barList(rows(s.channels))), block('Referrers', C.barList(rows(s.referrers))), block('Campaigns', C.barList(rows(s.campaigns)))]; },
     ai_panel: function (s) {
       return [
-        el('div', { class: 'figures' }, [figure('crawler_views', 'Crawler page views', C.formatNumber(s.crawler_views))]),
-        C.series(s.series.map(function (r) { return { label: r.bucket, value: Number(r.crawler_views || 0) }; }), { style: 'bar', height: 80, title: 'Crawler views' }),
+        el('div', { class: 'figures' }, [figure('crawler_views', 'AI crawler page views', C.formatNumber(s.crawler_views))]),
+        C.series(s.series.map(function (r) { return { label: r.bucket, value: Number(r.crawler_views || 0) }; }), { style: 'bar', height: 80, title: 'AI crawler views' }),
+        block('AI crawlers', C.barList(rows(s.crawlers, 'views'))),
         block('Visits from AI assistants', C.barList(rows(s.assistants))),
       ];
     },
     keywords: function (s) { return [C.empty(s.message)]; },
     channel_quality: function (s) {
       if (!s.channels.length) return [C.empty('No data for this period.')];
-      var head = ['Channel', 'Visitors', 'Bounce', 'Avg. session', 'Conversion'];
+      var head = ['Channel', 'Visitors', 'Bounce', 'Median session', 'Conversion'];
       var money = s.channels.some(function (c) { return c.revenue_per_visitor_cents !== undefined; });
       if (money) head.push('Revenue / visitor');
       return [el('div', { class: 'table-wrap' }, [el('table', { class: 'quality' }, [
         el('thead', {}, [el('tr', {}, head.map(function (h) { return el('th', { text: h }); }))]),
         el('tbody', {}, s.channels.map(function (c) {
-          var cells = [c.channel, C.formatNumber(c.visitors), C.formatNumber(c.bounce_rate) + '%', C.formatDuration(c.avg_session_seconds), C.formatNumber(c.conversion_rate) + '%'];
+          var cells = [c.channel, C.formatNumber(c.visitors), C.formatNumber(c.bounce_rate) + '%', C.formatDuration(c.median_session_seconds), C.formatNumber(c.conversion_rate) + '%'];
           if (money) cells.push(C.formatNumber((c.revenue_per_visitor_cents || 0) / 100));
           return el('tr', { 'data-channel': c.channel }, cells.map(function (v) { return el('td', { text: v }); }));
         })),

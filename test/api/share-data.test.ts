@@ -58,9 +58,15 @@ test('figures match the API for the same window', async () => {
   expect(d.sections.funnel.funnels).toHaveLength(1);
   expect(d.sections.funnel.funnels[0].steps.map((s: { visitors: number }) => s.visitors)).toEqual([3, 2]);
   expect(d.sections.keywords).toEqual({ available: false, message: expect.any(String) });
-  expect(d.sections.ai_panel.assistants.map((r: { label: string }) => r.label)).toEqual(['chatgpt.com']);
+  expect(d.sections.ai_panel.assistants.map((r: { label: string }) => r.label)).toEqual(['ChatGPT']);
+  expect(d.sections.ai_panel.assistants.map((r: { visitors: number }) => r.visitors)).toEqual((await api(`/ai/referrals${window}`)).map((r: { visitors: number }) => r.visitors));
   expect(d.sections.ai_panel.crawler_views).toBe(1);
-  expect(d.sections.channel_quality.channels.length).toBeGreaterThan(0);
+  expect(d.sections.ai_panel.crawlers).toEqual((await api(`/ai/crawlers${window}&limit=5`)).map((r: { crawler: string; operator: string; kind: string; views: number }) =>
+    ({ label: r.crawler, operator: r.operator, kind: r.kind, views: r.views })));
+  expect(d.sections.ai_panel.crawlers).toHaveLength(1);
+  const quality = await api(`/channel-quality${window}&limit=6`);
+  expect(quality.length).toBeGreaterThan(0);
+  expect(d.sections.channel_quality.channels).toEqual(quality);
 });
 
 test('the widget feed: online uses the 10-minute window; revenue only with publish_revenue', async () => {
