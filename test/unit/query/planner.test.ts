@@ -81,6 +81,11 @@ describe('excludeBots', () => {
     ['overview', 'included', false],
     ['realtime', 'included', true],
     ['realtime_countries', 'included', true],
+    ['channel_quality', 'included', false],
+    ['ai_referrals', 'included', true],
+    ['ai_series', 'excluded', false],
+    ['ai_crawlers', 'excluded', false],
+    ['ai_pages', 'excluded', false],
   ] as const)('%s with bots=%s → humanOnly %s', (report, bots, humanOnly) => {
     expect(excludeBots(base({ report, bots }), ctx()).humanOnly).toBe(humanOnly);
   });
@@ -128,6 +133,10 @@ describe('decideSource', () => {
     ['minute buckets', 'events', { ...aligned, report: 'timeseries', unit: 'minute' }],
     ['hour buckets', 'slices', { ...aligned, report: 'timeseries', unit: 'hour' }],
     ['realtime', 'events', { ...aligned, report: 'realtime' }],
+    ['AI series, hour buckets', 'slices', { ...aligned, report: 'ai_series', unit: 'hour' }],
+    ['AI crawlers (names are on raw events only)', 'events', { ...aligned, report: 'ai_crawlers' }],
+    ['AI pages', 'events', { ...aligned, report: 'ai_pages' }],
+    ['channel quality', 'slices', { ...aligned, report: 'channel_quality' }],
   ] as [string, string, ReportQuery][])('%s → %s', (_n, source, q) => {
     expect(decideSource(q, ctx()).source).toBe(source);
   });
