@@ -11,7 +11,8 @@ import type { Clamp, WindowRequest } from './window/resolve';
  */
 export type ReportName =
   | 'overview' | 'timeseries' | 'breakdown' | 'heatmap' | 'engagement' | 'realtime' | 'realtime_countries'
-  | 'channel_quality' | 'ai_series' | 'ai_crawlers' | 'ai_pages' | 'ai_referrals';
+  | 'channel_quality' | 'ai_series' | 'ai_crawlers' | 'ai_pages' | 'ai_referrals'
+  | 'search_totals' | 'search_terms' | 'search_term_pages';
 
 export type Bots = 'excluded' | 'included';
 
@@ -57,6 +58,8 @@ export interface ReportQuery {
   readonly dimension?: DimensionKey;
   readonly unit?: BucketUnit;
   readonly paging?: Paging;
+  /** Search terms a term-pages report is narrowed to. */
+  readonly terms?: readonly string[];
 
   // ---- filled in by the planner -----------------------------------------------------------
   /** UTC [from, to) after period resolution and retention clamping. */

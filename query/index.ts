@@ -9,6 +9,7 @@ import { plan } from './planner';
 import { runAiCrawlers, runAiPages, runAiReferrals, runAiSeries } from './reports/ai';
 import { runBreakdown } from './reports/breakdown';
 import { runChannelQuality } from './reports/channel-quality';
+import { runSearchTermPages, runSearchTerms, runSearchTotals } from './reports/search';
 import { runEngagement, runHeatmap, runRealtime, runRealtimeCountries } from './reports/others';
 import { runOverview } from './reports/overview';
 import type { ReportRunner } from './reports/shared';
@@ -34,6 +35,9 @@ const RUNNERS = {
   ai_crawlers: runAiCrawlers,
   ai_pages: runAiPages,
   ai_referrals: runAiReferrals,
+  search_totals: runSearchTotals,
+  search_terms: runSearchTerms,
+  search_term_pages: runSearchTermPages,
 } satisfies Record<ReportName, ReportRunner>;
 
 /** Parse and plan without running: benchmarks time the runner alone on the planned query. */

@@ -138,6 +138,24 @@ function aiWindow(p: Params, zones: ZoneCheck) {
   return { window: parseWindow(p), tz: parseTz(p, zones), bots: 'included' as const, filters: parseFilters(p) };
 }
 
+/** Search figures come from the console, not from events: `bots` is checked and has nothing to act on. */
+function searchWindow(p: Params, zones: ZoneCheck) {
+  return { window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: null };
+}
+
+export const MAX_TERMS = 50;
+const MAX_TERM_LENGTH = 2000;
+
+/** `terms`: search terms separated by a newline (a comma may be part of a term); blank lines are skipped, repeats collapse. */
+export function parseTerms(raw: string | undefined): string[] {
+  if (raw === undefined) throw invalidRequest('terms: required; give the search terms separated by a newline');
+  const terms = [...new Set(raw.split('\n').map((t) => (t.endsWith('\r') ? t.slice(0, -1) : t)).filter((t) => t.trim() !== ''))];
+  if (terms.length === 0) throw invalidRequest('terms: required; give the search terms separated by a newline');
+  if (terms.length > MAX_TERMS) throw invalidRequest(`terms: at most ${MAX_TERMS} terms per request, got ${terms.length}`);
+  if (terms.some((t) => t.length > MAX_TERM_LENGTH)) throw invalidRequest(`terms: each term must be at most ${MAX_TERM_LENGTH} characters`);
+  return terms;
+}
+
 /** Parse the parameters of one report for one site into a ReportQuery (not yet planned). */
 export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id' | 'currency'>, zones: ZoneCheck): ReportQuery {
   const base = { report, siteId: site.id, currency: site.currency };
@@ -170,6 +188,12 @@ export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id'
     case 'ai_crawlers':
     case 'ai_pages':
       return { ...base, ...aiWindow(p, zones), paging: paging(p) };
+    case 'search_totals':
+      return { ...base, ...searchWindow(p, zones) };
+    case 'search_terms':
+      return { ...base, ...searchWindow(p, zones), paging: paging(p) };
+    case 'search_term_pages':
+      return { ...base, ...searchWindow(p, zones), paging: paging(p), terms: parseTerms(p.terms) };
     case 'ai_referrals': {
       // Human visits whose session came from an AI assistant: the channel narrows every part, payments too.
       const w = aiWindow(p, zones);

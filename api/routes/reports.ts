@@ -50,6 +50,14 @@ const AiSeriesRow = z.object({ bucket: z.string(), views: int, ai_training: int,
 const AiCrawlerRow = z.object({ crawler: z.string(), operator: z.string(), kind: z.string(), views: int, pages: int, last_seen: z.string() });
 const AiPageRow = z.object({ path: z.string(), crawler_views: int, ai_visitors: int, goals: int, revenue_cents: int });
 const AiReferralRow = z.object({ assistant: z.string(), visitors: int, views: int, goals: int, revenue_cents: int });
+const SearchTotals = z.object({ clicks: int, impressions: int, ctr: z.number(), position: z.number(), partial: z.boolean() }).nullable();
+const SearchTermRow = z.object({
+  term: z.string(), clicks: int, impressions: int, ctr: z.number(), position: z.number(),
+  pages: z.array(z.object({ hostname: z.string(), path: z.string(), clicks: int })).max(3),
+});
+const TermPageRow = z.object({ term: z.string(), hostname: z.string(), path: z.string(), clicks: int, impressions: int });
+const SEARCH_WINDOW = { ...WINDOW, bots: opt('accepted; search figures come from the console and hold no crawler split') };
+
 /** `bots` is checked and has no effect on the /ai/* reports: each decides which traffic it counts. */
 const AI_WINDOW = { ...WINDOW, bots: opt('accepted and ignored: the crawler reports always count crawlers, referrals count human visits only') };
 
@@ -104,6 +112,18 @@ const ROUTES: ReportRoute[] = [
   {
     report: 'ai_referrals', path: '/sites/{siteId}/ai/referrals', summary: 'Human visits referred by AI assistants, per assistant',
     query: { ...AI_WINDOW, ...PAGING, ...FILTER_SHAPE }, response: z.array(AiReferralRow),
+  },
+  {
+    report: 'search_totals', path: '/sites/{siteId}/search/totals', summary: 'Search-console totals (null without a connection or impressions)',
+    query: SEARCH_WINDOW, response: SearchTotals,
+  },
+  {
+    report: 'search_terms', path: '/sites/{siteId}/search/terms', summary: 'Search terms, most clicked first, each with its top 3 pages',
+    query: { ...SEARCH_WINDOW, ...PAGING }, response: z.array(SearchTermRow),
+  },
+  {
+    report: 'search_term_pages', path: '/sites/{siteId}/search/term-pages', summary: 'Every term and page pairing of the named terms',
+    query: { ...SEARCH_WINDOW, ...PAGING, terms: opt('required: search terms separated by a newline (not a comma); 1 to 50') }, response: z.array(TermPageRow),
   },
 ];
 

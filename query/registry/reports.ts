@@ -32,6 +32,10 @@ export const REPORTS = {
   ai_crawlers: { bots: 'crawlers', goals: false, rawOnly: true },
   ai_pages: { bots: 'crawlers', goals: true, rawOnly: true },
   ai_referrals: { bots: 'human', goals: true },
+  // Search-console rows are not events: these read their own table (lower/search.ts).
+  search_totals: { bots: 'asked', goals: false, rawOnly: true },
+  search_terms: { bots: 'asked', goals: false, rawOnly: true },
+  search_term_pages: { bots: 'asked', goals: false, rawOnly: true },
 } satisfies Record<ReportName, ReportTraits>;
 
 export const traitsOf = (report: ReportName): ReportTraits => REPORTS[report];

@@ -5,7 +5,7 @@
  * numbers written in this codebase, never input.
  */
 export type ChType =
-  | 'String' | 'UUID' | 'UInt8' | 'UInt32' | 'UInt64' | 'Int64' | 'Float64'
+  | 'String' | 'UUID' | 'UInt8' | 'UInt32' | 'UInt64' | 'Int64' | 'Float64' | 'Date'
   | "DateTime64(3, 'UTC')" | 'Array(String)';
 
 export interface ColumnNode { readonly kind: 'column'; readonly name: string; readonly table?: string }

@@ -1,0 +1,109 @@
+import type { ReportQuery } from '../ast';
+import {
+  and, as, asc, bin, col, desc, eq, fn, inSet, lambda, lit, param, select, str, subquery, table, tuple, type Expr, type SelectNode,
+} from '../sql/ast';
+import { fetchSize } from '../../core/paging';
+import { zonedParts } from '../window/zoned';
+import { siteParam } from './common';
+
+/**
+ * Search reports (`/search/*`): figures imported from the search console, one row per (Pacific
+ * date, term, hostname, path) in `search_console`, read FINAL (a re-import replaces a day). Ratios are
+ * stored as summable parts (`position_sum` = position x impressions), so every total is exact.
+ */
+export const SEARCH_PROVIDER = 'search_console';
+export const SEARCH_TABLE = 'search_console';
+
+export interface SearchDates {
+  first: string;
+  last: string;
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+const dateIn = (ms: number, tz: string) => {
+  const p = zonedParts(ms, tz);
+  return `${p.year}-${pad(p.month)}-${pad(p.day)}`;
+};
+
+/**
+ * The console's days are Pacific dates and have no finer grain. A window covers the dates it spans
+ * in its own tz (`last7d` is seven dates in any zone), each read as the console's date of that name;
+ * a window starting or ending inside a day takes that whole day. An empty window covers none.
+ */
+export function searchDates(q: ReportQuery): SearchDates | null {
+  const r = q.range!;
+  if (r.from >= r.to) return null;
+  return { first: dateIn(r.from, q.tz), last: dateIn(r.to - 1, q.tz) };
+}
+
+function rowsWhere(q: ReportQuery, d: SearchDates): Expr {
+  return and(
+    eq(col('site_id'), siteParam(q)),
+    bin('>=', col('date'), param('Date', d.first)),
+    bin('<=', col('date'), param('Date', d.last)),
+    q.terms ? inSet(col('term'), param('Array(String)', [...q.terms])) : undefined,
+  );
+}
+
+const rows = () => table(SEARCH_TABLE, { final: true });
+const page = (q: ReportQuery) => ({ limit: param('UInt32', fetchSize(q.paging!)), offset: param('UInt64', q.paging!.offset) });
+
+/** Whether the site has a live search-console connection. */
+export function searchConnection(q: ReportQuery): SelectNode {
+  return select({
+    columns: [as(fn('count'), 'connections')],
+    from: table('integrations', { final: true }),
+    where: and(eq(col('site_id'), siteParam(q)), eq(col('provider'), str(SEARCH_PROVIDER)), eq(col('is_deleted'), lit(0))),
+  });
+}
+
+export function lowerSearchTotals(q: ReportQuery, d: SearchDates): SelectNode {
+  return select({
+    columns: [
+      as(fn('sum', col('clicks')), 'clicks'), as(fn('sum', col('impressions')), 'impressions'),
+      as(fn('sum', col('position_sum')), 'position_sum'), as(fn('countIf', eq(col('is_final'), lit(0))), 'not_final'),
+    ],
+    from: rows(),
+    where: rowsWhere(q, d),
+  });
+}
+
+/** Term x page sums over the window (inner names differ from the outer aliases on purpose). */
+function byTermPage(q: ReportQuery, d: SearchDates): SelectNode {
+  return select({
+    columns: [
+      col('term'), as(fn('toString', col('hostname')), 'host'), col('path'),
+      as(fn('sum', col('clicks')), 'c'), as(fn('sum', col('impressions')), 'i'), as(fn('sum', col('position_sum')), 'ps'),
+    ],
+    from: rows(),
+    where: rowsWhere(q, d),
+    groupBy: [col('term'), col('host'), col('path')],
+  });
+}
+
+const element = (x: Expr, n: number) => fn('tupleElement', x, lit(n));
+
+/** Per term: totals, and its three most-clicked pages (then by hostname and path). */
+export function lowerSearchTerms(q: ReportQuery, d: SearchDates): SelectNode {
+  const byClicks = lambda(['x'], tuple(bin('-', lit(0), fn('toInt64', element(col('x'), 3))), element(col('x'), 1), element(col('x'), 2)));
+  return select({
+    columns: [
+      col('term'), as(fn('sum', col('c')), 'clicks'), as(fn('sum', col('i')), 'impressions'), as(fn('sum', col('ps')), 'position_sum'),
+      as(fn('arraySlice', fn('arraySort', byClicks, fn('groupArray', tuple(col('host'), col('path'), col('c')))), lit(1), lit(3)), 'pages'),
+    ],
+    from: subquery(byTermPage(q, d)),
+    groupBy: [col('term')],
+    orderBy: [desc(col('clicks')), desc(col('impressions')), asc(col('term'))],
+    ...page(q),
+  });
+}
+
+/** Every term x page pairing of the named terms, most clicked first. */
+export function lowerSearchTermPages(q: ReportQuery, d: SearchDates): SelectNode {
+  return select({
+    columns: [col('term'), as(col('host'), 'hostname'), col('path'), as(col('c'), 'clicks'), as(col('i'), 'impressions')],
+    from: subquery(byTermPage(q, d)),
+    orderBy: [desc(col('clicks')), desc(col('impressions')), asc(col('term')), asc(col('hostname')), asc(col('path'))],
+    ...page(q),
+  });
+}
