@@ -57,8 +57,12 @@ const SECTION_DATA = {
       assistants: assistants.map(({ assistant, ...figures }) => ({ label: assistant, ...figures })),
     };
   },
-  // No search-console feed exists for boards yet: say so rather than draw zeros.
-  keywords: async () => ({ available: false, message: 'Search keywords are not available for this board yet.' }),
+  // Without a search-console connection (or impressions in the window) say so rather than draw zeros.
+  keywords: async (c) => {
+    const terms = await c.report<Row[]>('search_terms', { limit: '10' });
+    if (terms.length === 0) return { available: false, message: 'No search-console keywords for this period.' };
+    return { available: true, terms: terms.map(({ pages: _pages, ...figures }) => ({ label: figures.term, ...figures })) };
+  },
   channel_quality: async (c) => ({ channels: await c.report<Row[]>('channel_quality', { limit: '6' }) }),
   imported_history: async (c) => importedHistory(c),
 } satisfies Record<Section, (c: BoardContext) => Promise<object>>;

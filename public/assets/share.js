@@ -58,7 +58,10 @@
         block('Visits from AI assistants', C.barList(rows(s.assistants))),
       ];
     },
-    keywords: function (s) { return [C.empty(s.message)]; },
+    keywords: function (s) {
+      if (!s.available) return [C.empty(s.message)];
+      return [block('Search keywords (clicks)', C.barList(rows(s.terms, 'clicks')))];
+    },
     channel_quality: function (s) {
       if (!s.channels.length) return [C.empty('No data for this period.')];
       var head = ['Channel', 'Visitors', 'Bounce', 'Median session', 'Conversion'];

@@ -91,3 +91,23 @@ test('the widget feed: online uses the 10-minute window; revenue only with publi
   const money = (await request('GET', `${svc.base}/widget/${slug}.json`)).body.data;
   expect(money).toMatchObject({ unit: 'money', value: 4200, revenue: { revenue_cents: 4200, currency: 'USD' } });
 });
+
+test('with a search-console connection the keywords section lists the top terms of /search/terms', async () => {
+  const store = svc.running.ctx.store;
+  await store.insert('integrations', [{
+    site_id: t.siteId, provider: 'search_console', credentials: '', webhook_secret: '', connected_at: '2026-03-01 00:00:00.000',
+    backfill_state: 'completed', backfill_counts: '{}', backfill_started_at: null, backfill_finished_at: null, backfill_error: null, version: 1, is_deleted: 0,
+  }]);
+  await store.insert('search_console', [['tally', 7, 70], ['web analytics', 3, 300]].map(([term, clicks, impressions]) => ({
+    site_id: t.siteId, date: '2026-03-09', term, hostname: 'example.com', path: '/', clicks, impressions, position_sum: impressions, is_final: 1, version: 1,
+  })));
+  const board = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { keywords: true } })).body.data;
+  // A window no earlier test asked for: board feeds are cached for a short while.
+  const d = (await feed(board.slug, '?period=last30d')).body.data;
+  const terms = await api('/search/terms?period=last30d&tz=UTC&limit=10');
+  expect(terms.map((r: { term: string }) => r.term)).toEqual(['tally', 'web analytics']);
+  expect(d.sections.keywords).toEqual({
+    available: true,
+    terms: terms.map(({ pages: _p, ...r }: { pages: unknown; term: string }) => ({ label: r.term, ...r })),
+  });
+});

@@ -44,7 +44,7 @@ test('the board draws exactly its enabled panels with the API figures, and switc
   expect(drawnCountries).toEqual(countries.map((c: { label: string; visitors: number }) => [c.label, c.visitors]));
   const steps = await page.$$eval('section[data-panel="funnel"] li[data-step]', (els) => els.map((e) => Number(e.getAttribute('data-visitors'))));
   expect(steps).toEqual([3, 2]);
-  expect(await page.textContent('section[data-panel="keywords"] .empty')).toContain('not available');
+  expect(await page.textContent('section[data-panel="keywords"] .empty')).toContain('No search-console keywords');
   expect(await page.textContent('body')).not.toMatch(/Revenue|\$42/);
   await screenshot(page, 'share-board.png');
 
