@@ -3,12 +3,7 @@ import { ASSISTANT, aiPagesRevenue, lowerAiCrawlers, lowerAiPages, lowerAiSeries
 import { paymentTotals } from '../lower/parts';
 import { isoInZone } from '../window/zoned';
 import { runGrouping } from './breakdown';
-import { numbers, rangeMeta, type ReportRunner, type Row } from './shared';
-
-const pageMeta = (q: Parameters<ReportRunner>[0], fetched: number) => {
-  const { limit, offset } = q.paging!;
-  return { page: { limit, offset, has_more: fetched > limit }, range: rangeMeta(q) };
-};
+import { numbers, pagedMeta, pageRows, rangeMeta, type ReportRunner, type Row } from './shared';
 
 /** One row per planned bucket, zero-filled: `views` (every AI kind) and one column per kind. */
 export const runAiSeries: ReportRunner = async (q, exec) => {
@@ -29,14 +24,11 @@ export const runAiSeries: ReportRunner = async (q, exec) => {
 
 export const runAiCrawlers: ReportRunner = async (q, exec) => {
   const rows = await exec<Row>(lowerAiCrawlers(q));
-  const data = rows.slice(0, q.paging!.limit).map((r) => {
-    const n = numbers(r);
-    return {
-      crawler: String(r.crawler), operator: String(r.operator), kind: String(r.kind), views: n.views ?? 0, pages: n.pages ?? 0,
-      last_seen: isoInZone(n.last_seen_ms, q.tz),
-    };
-  });
-  return { data, meta: pageMeta(q, rows.length) };
+  const data = pageRows(q, rows, (r, n) => ({
+    crawler: String(r.crawler), operator: String(r.operator), kind: String(r.kind), views: n.views ?? 0, pages: n.pages ?? 0,
+    last_seen: isoInZone(n.last_seen_ms, q.tz),
+  }));
+  return { data, meta: pagedMeta(q, rows.length) };
 };
 
 export const runAiPages: ReportRunner = async (q, exec) => {
@@ -51,7 +43,7 @@ export const runAiPages: ReportRunner = async (q, exec) => {
     const path = String(r.path);
     return { path, crawler_views: n.crawler_views ?? 0, ai_visitors: n.ai_visitors ?? 0, goals: n.goals ?? 0, revenue_cents: byPath.get(path) ?? 0 };
   });
-  return { data, meta: pageMeta(q, rows.length) };
+  return { data, meta: pagedMeta(q, rows.length) };
 };
 
 /** Ranked like a breakdown; each row names the assistant. */

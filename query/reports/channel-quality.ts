@@ -1,11 +1,11 @@
 import { CHANNEL_QUALITY_FIELDS, lowerChannelQuality } from '../lower/channel-quality';
 import { paymentTotals } from '../lower/parts';
-import { figures, numbers, rangeMeta, type ReportRunner, type Row } from './shared';
+import { figures, numbers, pagedMeta, type ReportRunner, type Row } from './shared';
 
 /** One row per channel on the page: its figures, each from the part that computes it. */
 export const runChannelQuality: ReportRunner = async (q, exec) => {
   const s = lowerChannelQuality(q);
-  const { limit, offset } = q.paging!;
+  const { limit } = q.paging!;
   const none = Promise.resolve([] as Row[]);
   const [ranked, conversions, sessions, paid] = await Promise.all([
     exec<Row>(s.ranking), s.conversions ? exec<Row>(s.conversions) : none, exec<Row>(s.sessions), exec<Row>(paymentTotals(q)),
@@ -17,5 +17,5 @@ export const runChannelQuality: ReportRunner = async (q, exec) => {
   const parts = new Map<string, Record<string, number>>();
   for (const r of [...conversions, ...sessions, ...revenue]) parts.set(String(r.label), { ...parts.get(String(r.label)), ...numbers(r) });
   const data = page.map((r) => ({ channel: String(r.label), ...figures({ ...parts.get(String(r.label)), ...numbers(r) }, CHANNEL_QUALITY_FIELDS) }));
-  return { data, meta: { page: { limit, offset, has_more: ranked.length > limit }, range: rangeMeta(q) } };
+  return { data, meta: pagedMeta(q, ranked.length) };
 };

@@ -1,7 +1,7 @@
 import { lowerSearchTermPages, lowerSearchTerms, lowerSearchTotals, searchConnection, searchDates } from '../lower/search';
 import type { ReportQuery } from '../ast';
 import type { Exec } from '../execute';
-import { numbers, rangeMeta, type ReportRunner, type Row } from './shared';
+import { numbers, pagedMeta, pageRows, rangeMeta, type ReportRunner, type Row } from './shared';
 
 /** clicks / impressions as a fraction (4 decimals); position impression-weighted (2 decimals). */
 const ratios = (n: Record<string, number>) => ({
@@ -10,11 +10,6 @@ const ratios = (n: Record<string, number>) => ({
 });
 
 const connected = async (q: ReportQuery, exec: Exec) => (numbers((await exec<Row>(searchConnection(q)))[0]).connections ?? 0) > 0;
-
-const pageMeta = (q: ReportQuery, fetched: number) => {
-  const { limit, offset } = q.paging!;
-  return { page: { limit, offset, has_more: fetched > limit }, range: rangeMeta(q) };
-};
 
 /** null (status 200) when the site has no connection or the window no impressions: the two are not told apart. */
 export const runSearchTotals: ReportRunner = async (q, exec) => {
@@ -28,23 +23,19 @@ export const runSearchTotals: ReportRunner = async (q, exec) => {
 
 export const runSearchTerms: ReportRunner = async (q, exec) => {
   const dates = searchDates(q);
-  if (!dates || !(await connected(q, exec))) return { data: [], meta: pageMeta(q, 0) };
+  if (!dates || !(await connected(q, exec))) return { data: [], meta: pagedMeta(q, 0) };
   const rows = await exec<Row>(lowerSearchTerms(q, dates));
-  const data = rows.slice(0, q.paging!.limit).map((r) => {
-    const n = numbers(r);
+  const data = pageRows(q, rows, (r, n) => {
     const pages = (r.pages as [string, string, number | string][]).map(([hostname, path, clicks]) => ({ hostname, path, clicks: Number(clicks) }));
     return { term: String(r.term), clicks: n.clicks, impressions: n.impressions, ...ratios(n), pages };
   });
-  return { data, meta: pageMeta(q, rows.length) };
+  return { data, meta: pagedMeta(q, rows.length) };
 };
 
 export const runSearchTermPages: ReportRunner = async (q, exec) => {
   const dates = searchDates(q);
-  if (!dates || !(await connected(q, exec))) return { data: [], meta: pageMeta(q, 0) };
+  if (!dates || !(await connected(q, exec))) return { data: [], meta: pagedMeta(q, 0) };
   const rows = await exec<Row>(lowerSearchTermPages(q, dates));
-  const data = rows.slice(0, q.paging!.limit).map((r) => {
-    const n = numbers(r);
-    return { term: String(r.term), hostname: String(r.hostname), path: String(r.path), clicks: n.clicks, impressions: n.impressions };
-  });
-  return { data, meta: pageMeta(q, rows.length) };
+  const data = pageRows(q, rows, (r, n) => ({ term: String(r.term), hostname: String(r.hostname), path: String(r.path), clicks: n.clicks, impressions: n.impressions }));
+  return { data, meta: pagedMeta(q, rows.length) };
 };

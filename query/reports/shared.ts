@@ -18,6 +18,17 @@ export function rangeMeta(q: ReportQuery) {
   return { from: isoInZone(r.from, q.tz), to: isoInZone(r.to, q.tz), tz: q.tz, clamped: r.clamped };
 }
 
+/** `meta` of a paged report: `has_more` measured from the one extra row fetched. */
+export function pagedMeta(q: ReportQuery, fetched: number) {
+  const { limit, offset } = q.paging!;
+  return { page: { limit, offset, has_more: fetched > limit }, range: rangeMeta(q) };
+}
+
+/** The page's rows (the extra row dropped), each shaped for the API. */
+export function pageRows<T>(q: ReportQuery, rows: Row[], shape: (r: Row, n: Record<string, number>) => T): T[] {
+  return rows.slice(0, q.paging!.limit).map((r) => shape(r, numbers(r)));
+}
+
 /** Figures as JSON numbers (64-bit counts arrive as numbers; a missing part counts as 0). */
 export function numbers(row: Row | undefined): Record<string, number> {
   const out: Record<string, number> = {};

@@ -1,7 +1,4 @@
-import { setClock } from '../../core/clock';
-import { planReport, RUNNERS } from '../../query';
-import type { ReportName, ReportQuery } from '../../query/ast';
-import { executor } from '../../query/execute';
+import type { ReportName } from '../../query/ast';
 import { GPTBOT, reportSuite, type Line, type ReportSuite } from './reports-support';
 
 /**
@@ -201,15 +198,6 @@ describe('refusals and reach', () => {
 
 /** The session rollup (with raw edges) and raw events must give the same answer. */
 describe('rollup and raw events agree', () => {
-  async function both(report: ReportName, params: Record<string, string>) {
-    setClock('2026-05-20T12:00:00Z');
-    const store = s.svc.running.ctx.store;
-    const site = (await s.svc.running.ctx.repos.getSite(s.t.siteId))!;
-    const planned = await planReport(store, site, 1095, report, params);
-    const run = (source: ReportQuery['source']) => RUNNERS[report]({ ...planned, source }, executor(store));
-    return { planned, rollup: await run(planned.source), raw: await run('events') };
-  }
-
   test.each([
     ['ai_series', { period: 'last7d', unit: 'day' }],
     ['ai_series', { from: '2026-05-18T10:07:00Z', to: '2026-05-19T12:03:00Z', unit: 'hour' }],
@@ -217,7 +205,7 @@ describe('rollup and raw events agree', () => {
     ['channel_quality', { from: '2026-05-18T14:01:00Z', to: '2026-05-19T10:05:00Z' }],
     ['ai_referrals', { period: 'last7d' }],
   ] as [ReportName, Record<string, string>][])('%s %j', async (report, params) => {
-    const { planned, rollup, raw } = await both(report, params);
+    const { planned, rollup, raw } = await s.bothSources(report, params);
     expect(planned.source).toBe('slices');
     expect(rollup.data).toEqual(raw.data);
     expect(JSON.stringify(raw.data)).not.toBe('[]');

@@ -1,7 +1,4 @@
-import { setClock } from '../../core/clock';
-import { planReport, RUNNERS } from '../../query';
-import type { ReportName, ReportQuery } from '../../query/ast';
-import { executor } from '../../query/execute';
+import type { ReportName } from '../../query/ast';
 import { DIMENSIONS, DIMENSION_KEYS } from '../../query/registry/dimensions';
 import { FIXTURE } from './reports-fixture';
 import { reportSuite, type ReportSuite } from './reports-support';
@@ -23,15 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-async function both(report: ReportName, params: Record<string, string>) {
-  setClock('2026-05-20T12:00:00Z');
-  const store = s.svc.running.ctx.store;
-  const site = (await s.svc.running.ctx.repos.getSite(s.t.siteId))!;
-  const planned = await planReport(store, site, 1095, report, params);
-  const run = (source: ReportQuery['source']) => RUNNERS[report]({ ...planned, source }, executor(store));
-  const raw = await run('events');
-  return { planned, rollup: planned.source === 'events' ? raw : await run(planned.source), raw };
-}
+const both = (report: ReportName, params: Record<string, string>) => s.bothSources(report, params);
 
 const WINDOWS: [string, Record<string, string>][] = [
   ['aligned week', { period: 'last7d' }],

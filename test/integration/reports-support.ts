@@ -4,6 +4,10 @@ import { visitorIdFor } from '../../ingest/hash';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import type { HttpResult } from '../support/http';
 import type { Scope } from '../../core/domain';
+import { planReport, RUNNERS } from '../../query';
+import type { ReportName, ReportQuery } from '../../query/ast';
+import { executor } from '../../query/execute';
+import type { ReportResult } from '../../query/reports/shared';
 
 /**
  * Report suites: a real service (chDB, Redis, HTTPS) per suite, fixtures loaded through the real
@@ -41,6 +45,8 @@ export interface ReportSuite {
   ok(path: string, params?: Record<string, string>): Promise<{ data: any; meta: any }>;
   visitorId(visitor: string): string;
   payment(p: { id: string; visitor: string; paid_at: string; amount: number; refunded?: number; status?: string; currency?: string }): Promise<void>;
+  /** Plan a report once, then run it on the source the planner chose and on raw events. */
+  bothSources(report: ReportName, params: Record<string, string>): Promise<{ planned: ReportQuery; rollup: ReportResult; raw: ReportResult }>;
   stop(): Promise<void>;
 }
 
@@ -86,6 +92,14 @@ export async function reportSuite(opts: { now: string; scopes?: Scope[]; domain?
         amount_cents: p.amount, refunded_cents: p.refunded ?? 0, currency: p.currency ?? 'USD', status: p.status ?? 'succeeded',
         paid_at: isoToCh(p.paid_at), version: 1, is_deleted: 0,
       }]);
+    },
+    async bothSources(report, params) {
+      setClock(opts.now);
+      const site = (await svc.running.ctx.repos.getSite(t.siteId))!;
+      const planned = await planReport(store, site, 1095, report, params);
+      const run = (source: ReportQuery['source']) => RUNNERS[report]({ ...planned, source }, executor(store));
+      const raw = await run('events');
+      return { planned, rollup: planned.source === 'events' ? raw : await run(planned.source), raw };
     },
     async stop() {
       setClock(null);
