@@ -4,7 +4,7 @@ import { AppError, invalidRequest } from '../core/errors';
 import type { FilterNode, ReportName, ReportQuery } from './ast';
 import { BUCKET_UNITS } from './registry/buckets';
 import { DIMENSION_KEYS, isDimension } from './registry/dimensions';
-import { FILTERS, FILTER_KEYS, isFilterKey } from './registry/filters';
+import { FILTERS, FILTER_KEYS, aiChannelOnly, isFilterKey } from './registry/filters';
 import { PERIODS, type WindowRequest } from './window/resolve';
 
 /**
@@ -121,14 +121,6 @@ const bots = (p: Params) => oneOf('bots', ['excluded', 'included'] as const, p.b
 const paging = (p: Params) => ({ limit: int('limit', 1, 1000, 100)(p.limit), offset: int('offset', 0, 1_000_000_000, 0)(p.offset) });
 const minutes = (p: Params, fallback: number) => int('minutes', 1, 360, fallback)(p.minutes);
 
-export const AI_CHANNEL = 'AI Assistants';
-const AI_CHANNEL_FILTER: FilterNode = { kind: 'cond', filter: 'channel', op: 'equals', value: AI_CHANNEL };
-
-function andFilters(a: FilterNode | null, b: FilterNode): FilterNode {
-  if (!a) return b;
-  return { kind: 'and', items: [...(a.kind === 'and' ? a.items : [a]), b] };
-}
-
 /**
  * The `/ai/*` reports always count crawler traffic (the spec): `bots` is checked like everywhere
  * else and then has no effect. Filters narrow the events as they do on the human reports.
@@ -197,7 +189,7 @@ export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id'
     case 'ai_referrals': {
       // Human visits whose session came from an AI assistant: the channel narrows every part, payments too.
       const w = aiWindow(p, zones);
-      return { ...base, ...w, bots: 'excluded', filters: andFilters(w.filters, AI_CHANNEL_FILTER), paging: paging(p) };
+      return { ...base, ...w, bots: 'excluded', filters: aiChannelOnly(w.filters), paging: paging(p) };
     }
   }
 }

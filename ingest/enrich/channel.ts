@@ -13,6 +13,9 @@ export interface ChannelInput {
   category: SourceCategory | null;
 }
 
+/** The channel of visits referred by an AI assistant (source category `ai`). */
+export const AI_CHANNEL = 'AI Assistants';
+
 const PAID = /^(.*cp.*|ppc|retargeting|paid.*)$/;
 const SHOP_CAMPAIGN = /^(.*(([^a-df-z]|^)shop|shopping).*)$/;
 const DISPLAY = new Set(['display', 'banner', 'expandable', 'interstitial', 'cpm']);
@@ -33,7 +36,7 @@ export const CHANNEL_RULES: readonly Rule[] = [
   ['Paid Video', (i) => i.category === 'video' && paid(i)],
   ['Display', (i) => DISPLAY.has(i.medium)],
   ['Paid Other', paid],
-  ['AI Assistants', (i) => i.category === 'ai'],
+  [AI_CHANNEL, (i) => i.category === 'ai'],
   ['Organic Shopping', shopping],
   ['Organic Social', (i) => i.category === 'social' || SOCIAL_MEDIUM.has(i.medium)],
   ['Organic Video', (i) => i.category === 'video' || i.medium.includes('video')],

@@ -1,13 +1,14 @@
 import { AI_BOT_KINDS } from '../../ingest/enrich/bots';
 import { aiAssistantSpellings } from '../../ingest/enrich/sources';
-import type { FilterNode, ReportQuery } from '../ast';
-import { AI_CHANNEL } from '../params';
+import type { ReportQuery } from '../ast';
+import { AI_CHANNEL } from '../../ingest/enrich/channel';
+import { aiChannelOnly } from '../registry/filters';
 import type { DimensionDef } from '../registry/dimensions';
+import { isPageview } from '../registry/metrics';
 import {
   and, as, asc, bin, col, desc, eq, fn, inSet, or, param, select, str, table, type Expr, type SelectNode,
 } from '../sql/ast';
-import { fetchSize } from '../../core/paging';
-import { TABLES, baseWhere, goalCondition, human, metricColumns, metricScope, relationOf, timeOf } from './common';
+import { TABLES, baseWhere, goalCondition, human, metricColumns, metricScope, pageBounds, relationOf, timeOf } from './common';
 import { attributedPayments } from './parts';
 import { bucketLabel } from './timeseries';
 
@@ -17,10 +18,8 @@ import { bucketLabel } from './timeseries';
  * Crawler figures always count crawlers, whatever `bots` says.
  */
 export const aiCrawler = (): Expr => inSet(col('bot_kind'), param('Array(String)', [...AI_BOT_KINDS]));
-const isPageview = () => eq(col('name'), str('pageview'));
 const fromAssistant = () => and(human(), eq(col('channel'), str(AI_CHANNEL)));
 
-const page = (q: ReportQuery) => ({ limit: param('UInt32', fetchSize(q.paging!)), offset: param('UInt64', q.paging!.offset) });
 
 /** AI crawler page views per bucket and kind (the runner pivots kinds into columns). */
 export function lowerAiSeries(q: ReportQuery): SelectNode {
@@ -47,7 +46,7 @@ export function lowerAiCrawlers(q: ReportQuery): SelectNode {
     where: and(baseWhere(q, { source: 'events' }), aiCrawler()),
     groupBy: [col('crawler'), col('operator'), col('kind')],
     orderBy: [desc(col('views')), asc(col('crawler')), asc(col('operator')), asc(col('kind'))],
-    ...page(q),
+    ...pageBounds(q.paging!),
   });
 }
 
@@ -71,11 +70,9 @@ export function lowerAiPages(q: ReportQuery): SelectNode {
     where: and(baseWhere(q, { source: 'events' }), or(crawled, referred)),
     groupBy: [col('path')],
     orderBy: [desc(col('crawler_views')), desc(col('ai_visitors')), asc(col('path'))],
-    ...page(q),
+    ...pageBounds(q.paging!),
   });
 }
-
-const AI_CHANNEL_FILTER: FilterNode = { kind: 'cond', filter: 'channel', op: 'equals', value: AI_CHANNEL };
 
 /**
  * Revenue of AI-referred sessions by their entry path: payments attributed (as everywhere) to the
@@ -83,8 +80,7 @@ const AI_CHANNEL_FILTER: FilterNode = { kind: 'cond', filter: 'channel', op: 'eq
  * the window matching the filters.
  */
 export function aiPagesRevenue(q: ReportQuery, paths: readonly string[]): SelectNode {
-  const filters: FilterNode = q.filters ? { kind: 'and', items: [q.filters, AI_CHANNEL_FILTER] } : AI_CHANNEL_FILTER;
-  return attributedPayments({ ...q, filters, humanOnly: true }, { label: col('entry_path'), extras: {}, labels: paths });
+  return attributedPayments({ ...q, filters: aiChannelOnly(q.filters), humanOnly: true }, { label: col('entry_path'), extras: {}, labels: paths });
 }
 
 /**
@@ -92,8 +88,10 @@ export function aiPagesRevenue(q: ReportQuery, paths: readonly string[]): Select
  * adds `utm_source=chatgpt.com`) or else its referring host, read through the AI assistants of the
  * source table, so `chatgpt.com`, `chat.openai.com` and `chatgpt` are one row, `ChatGPT`.
  */
+const ASSISTANTS = aiAssistantSpellings();
+
 function assistantLabel(): Expr {
-  const { spellings, names } = aiAssistantSpellings();
+  const { spellings, names } = ASSISTANTS;
   const key = fn('if', bin('!=', col('utm_source'), str('')), fn('lower', fn('trimBoth', col('utm_source'))), col('referrer'));
   return fn('transform', key, param('Array(String)', spellings), param('Array(String)', names), key);
 }

@@ -5,9 +5,8 @@ import {
   and, array, as, asc, bin, col, desc, fn, inSet, lambda, lit, param, select, str, type Expr, type SelectNode,
 } from '../sql/ast';
 import { BUILTIN_EVENTS } from '../../model/goals';
-import { baseWhere, goalCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
+import { baseWhere, goalCondition, metricColumns, metricScope, pageBounds, relationOf, splitBySource } from './common';
 import { attributedPayments } from './parts';
-import { fetchSize } from '../../core/paging';
 
 /**
  * Breakdowns: rows ranked by visitors (then label) after the filters narrowed the events, paged
@@ -66,13 +65,11 @@ export function lowerBreakdown(q: ReportQuery, def: DimensionDef = DIMENSIONS[q.
   const source = q.source!;
   const metricKeys = def.fields.flatMap((f) => (FIELD_METRIC[f] ? [FIELD_METRIC[f]!] : []));
   const { here, raw } = splitBySource(metricKeys, source);
-  const paging = q.paging!;
   const rank = grouped(q, def, source, here);
   const ranking = {
     ...rank,
     orderBy: [desc(col('visitors')), asc(col('label')), ...Object.keys(def.extra).map((n) => asc(col(n)))],
-    limit: param('UInt32', fetchSize(paging)),
-    offset: param('UInt64', paging.offset),
+    ...pageBounds(q.paging!),
   } as SelectNode;
   const goals = raw.length ? grouped(q, def, 'events', raw, goalCondition(q.counted!)) : undefined;
   const revenue = def.fields.includes('revenue_cents')

@@ -1,9 +1,8 @@
-import type { ReportQuery } from '../ast';
+import type { ReportQuery, Source } from '../ast';
 import { DIMENSIONS } from '../registry/dimensions';
 import type { MetricKey } from '../registry/metrics';
-import { and, as, asc, col, desc, param, select, subquery, type SelectNode } from '../sql/ast';
-import { fetchSize } from '../../core/paging';
-import { baseWhere, goalCondition, goalLeavesCondition, metricColumns, metricScope, relationOf, splitBySource } from './common';
+import { and, as, asc, col, desc, select, subquery, type Expr, type SelectNode } from '../sql/ast';
+import { baseWhere, goalCondition, goalLeavesCondition, metricColumns, metricScope, pageBounds, relationOf, splitBySource } from './common';
 import { FINAL_SETTINGS, attributedPayments, sessionColumns, sessionsInWindow } from './parts';
 
 /**
@@ -33,19 +32,17 @@ export function lowerChannelQuality(q: ReportQuery): ChannelQualityStatements {
   const when = goalLeavesCondition(q.filters);
   const scope = metricScope(q, { when, filterWhen: when });
   const { here, raw } = splitBySource(EVENT_PART, source);
-  const byChannel = (keys: MetricKey[], src: typeof source, narrow?: ReturnType<typeof goalCondition>): SelectNode => select({
+  const byChannel = (keys: MetricKey[], src: Source, narrow?: Expr): SelectNode => select({
     columns: [as(channel(), 'label'), ...metricColumns(keys, src, scope)],
     from: relationOf(q, src),
     where: and(baseWhere(q, { source: src, goalFilters: false }), narrow),
     groupBy: [col('label')],
   });
-  const { limit, offset } = { limit: fetchSize(q.paging!), offset: q.paging!.offset };
   return {
     ranking: {
       ...byChannel(here, source),
       orderBy: [desc(col('visitors')), asc(col('label'))],
-      limit: param('UInt32', limit),
-      offset: param('UInt64', offset),
+      ...pageBounds(q.paging!),
     },
     conversions: raw.length ? byChannel(raw, 'events', goalCondition(q.counted!)) : undefined,
     sessions: select({

@@ -8,6 +8,7 @@ import {
   and, as, bin, col, eq, fn, inSet, lit, not, or, param, select, str, subquery, table, union, type Expr, type Relation, type SelectNode,
 } from '../sql/ast';
 import { globToRegex } from '../../core/glob';
+import { fetchSize, type Paging } from '../../core/paging';
 import { BUILTIN_EVENTS } from '../../model/goals';
 
 /**
@@ -22,6 +23,9 @@ export const TABLES = {
   firstSeen: 'first_seen',
   payments: 'payments',
 } as const;
+
+/** LIMIT/OFFSET of a paged statement: one row more than the page, so `has_more` is measured. */
+export const pageBounds = (paging: Paging) => ({ limit: param('UInt32', fetchSize(paging)), offset: param('UInt64', paging.offset) });
 
 export const dt = (ms: number) => param("DateTime64(3, 'UTC')", isoToCh(new Date(ms)));
 export const siteParam = (q: ReportQuery) => param('UUID', q.siteId);

@@ -4,7 +4,7 @@ import { METRICS, type MetricKey } from '../registry/metrics';
 import {
   and, as, bin, col, eq, fn, inSet, join, lit, param, scalar, select, str, subquery, table, union, type Expr, type SelectNode, type UnionNode,
 } from '../sql/ast';
-import { TABLES, baseWhere, dt, filterCondition, human, relationOf, rowSet, siteParam, type WhereOptions } from './common';
+import { TABLES, baseWhere, dt, filterCondition, human, relationOf, rowSet, siteParam } from './common';
 
 /**
  * The parts of a report that do not come from the window's events: whole-session figures (bounce,
@@ -70,9 +70,9 @@ function sessionsByRange(q: ReportQuery, attrs: readonly SessionAttribute[]): Un
   return union(started, crossing);
 }
 
-function sessionsBySet(q: ReportQuery, attrs: readonly SessionAttribute[], o: WhereOptions = {}): SelectNode {
-  const source = o.source ?? q.source!;
-  const where = baseWhere(q, { ...o, source });
+function sessionsBySet(q: ReportQuery, attrs: readonly SessionAttribute[]): SelectNode {
+  const source = q.source!;
+  const where = baseWhere(q, { source });
   const earliest = select({ columns: [fn('minOrNull', col('session_start'))], from: relationOf(q, source), where });
   const firstIn = select({ columns: [col('session_id'), as(fn('min', col(source === 'slices' ? 'slice' : 'ts')), 'first_in')], from: relationOf(q, source), where, groupBy: [col('session_id')] });
   const totals = select({
@@ -82,7 +82,7 @@ function sessionsBySet(q: ReportQuery, attrs: readonly SessionAttribute[], o: Wh
       eq(col('site_id'), siteParam(q)),
       bin('>=', col('session_start'), scalar(earliest)),
       bin('<', col('session_start'), dt(q.range!.to)),
-      inSet(col('session_id'), rowSet(q, 'session_id', o)),
+      inSet(col('session_id'), rowSet(q, 'session_id')),
     ),
   });
   return select({

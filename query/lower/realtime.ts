@@ -1,7 +1,6 @@
 import type { ReportQuery } from '../ast';
-import { and, as, asc, bin, col, desc, param, select, str, type SelectNode } from '../sql/ast';
-import { baseWhere, metricColumns, metricScope, relationOf } from './common';
-import { fetchSize } from '../../core/paging';
+import { and, as, asc, bin, col, desc, select, str, type SelectNode } from '../sql/ast';
+import { baseWhere, metricColumns, metricScope, pageBounds, relationOf } from './common';
 
 /** Realtime: human events in the last `minutes`, always on raw events (the window is minutes long). */
 export function lowerRealtime(q: ReportQuery): SelectNode {
@@ -14,14 +13,12 @@ export function lowerRealtime(q: ReportQuery): SelectNode {
 
 /** Per country; visitors without geo have no row. */
 export function lowerRealtimeCountries(q: ReportQuery): SelectNode {
-  const paging = q.paging!;
   return select({
     columns: [as(col('country'), 'country_code'), ...metricColumns(['visitors', 'views'], 'events', metricScope(q))],
     from: relationOf(q, 'events'),
     where: and(baseWhere(q, { source: 'events' }), bin('!=', col('country'), str(''))),
     groupBy: [col('country_code')],
     orderBy: [desc(col('visitors')), asc(col('country_code'))],
-    limit: param('UInt32', fetchSize(paging)),
-    offset: param('UInt64', paging.offset),
+    ...pageBounds(q.paging!),
   });
 }

@@ -2,9 +2,8 @@ import type { ReportQuery } from '../ast';
 import {
   and, as, asc, bin, col, desc, eq, fn, inSet, lambda, lit, param, select, str, subquery, table, tuple, type Expr, type SelectNode,
 } from '../sql/ast';
-import { fetchSize } from '../../core/paging';
 import { zonedParts } from '../window/zoned';
-import { siteParam } from './common';
+import { pageBounds, siteParam } from './common';
 
 /**
  * Search reports (`/search/*`): figures imported from the search console, one row per (Pacific
@@ -46,7 +45,6 @@ function rowsWhere(q: ReportQuery, d: SearchDates): Expr {
 }
 
 const rows = () => table(SEARCH_TABLE, { final: true });
-const page = (q: ReportQuery) => ({ limit: param('UInt32', fetchSize(q.paging!)), offset: param('UInt64', q.paging!.offset) });
 
 /** Whether the site has a live search-console connection. */
 export function searchConnection(q: ReportQuery): SelectNode {
@@ -94,7 +92,7 @@ export function lowerSearchTerms(q: ReportQuery, d: SearchDates): SelectNode {
     from: subquery(byTermPage(q, d)),
     groupBy: [col('term')],
     orderBy: [desc(col('clicks')), desc(col('impressions')), asc(col('term'))],
-    ...page(q),
+    ...pageBounds(q.paging!),
   });
 }
 
@@ -104,6 +102,6 @@ export function lowerSearchTermPages(q: ReportQuery, d: SearchDates): SelectNode
     columns: [col('term'), as(col('host'), 'hostname'), col('path'), as(col('c'), 'clicks'), as(col('i'), 'impressions')],
     from: subquery(byTermPage(q, d)),
     orderBy: [desc(col('clicks')), desc(col('impressions')), asc(col('term')), asc(col('hostname')), asc(col('path'))],
-    ...page(q),
+    ...pageBounds(q.paging!),
   });
 }

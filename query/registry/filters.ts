@@ -1,4 +1,5 @@
-import type { RollupSource } from '../ast';
+import { AI_CHANNEL } from '../../ingest/enrich/channel';
+import type { FilterNode, RollupSource } from '../ast';
 import { col, eq, str, type Expr } from '../sql/ast';
 import { referrerLabel } from './dimensions';
 import type { OperatorKey } from './operators';
@@ -62,5 +63,12 @@ export const FILTERS = {
   utm_term: sessionAttr('utm_term'),
   bot_kind: { level: 'event', subject: () => col('bot_kind'), op: 'equals', rollups: BOTH },
 } satisfies Record<FilterKey, FilterDef>;
+
+/** `filters` ANDed with "the session came from an AI assistant" (AI referrals, AI-referred revenue). */
+export function aiChannelOnly(filters: FilterNode | null): FilterNode {
+  const channel: FilterNode = { kind: 'cond', filter: 'channel', op: 'equals', value: AI_CHANNEL };
+  if (!filters) return channel;
+  return { kind: 'and', items: [...(filters.kind === 'and' ? filters.items : [filters]), channel] };
+}
 
 export const isFilterKey = (k: string): k is FilterKey => (FILTER_KEYS as readonly string[]).includes(k);

@@ -49,7 +49,7 @@ const ifw = (name: string, s: MetricScope, ...args: Expr[]) =>
   s.when ? fn(`${name}If`, ...args, s.when) : fn(name, ...args);
 /** countIf(cond), or count() when every row counts. */
 const countWhere = (cond: Expr) => (cond.kind === 'literal' && cond.value === 1 ? fn('count') : fn('countIf', cond));
-const isPageview = () => eq(col('name'), str('pageview'));
+export const isPageview = () => eq(col('name'), str('pageview'));
 const isCrawler = () => eq(col('is_bot'), lit(1));
 const pct = (part: Expr, whole: Expr) =>
   fn('if', eq(whole, lit(0)), lit(0), fn('round', bin('*', bin('/', part, whole), lit(100)), lit(2)));

@@ -1,4 +1,5 @@
-import { lowerSearchTermPages, lowerSearchTerms, lowerSearchTotals, searchConnection, searchDates } from '../lower/search';
+import { lowerSearchTermPages, lowerSearchTerms, lowerSearchTotals, searchConnection, searchDates, type SearchDates } from '../lower/search';
+import type { SelectNode } from '../sql/ast';
 import type { ReportQuery } from '../ast';
 import type { Exec } from '../execute';
 import { numbers, pagedMeta, pageRows, rangeMeta, type ReportRunner, type Row } from './shared';
@@ -9,22 +10,26 @@ const ratios = (n: Record<string, number>) => ({
   position: n.impressions > 0 ? Math.round((n.position_sum / n.impressions) * 100) / 100 : 0,
 });
 
-const connected = async (q: ReportQuery, exec: Exec) => (numbers((await exec<Row>(searchConnection(q)))[0]).connections ?? 0) > 0;
+/**
+ * The window's rows, or none when the window covers no date or the site has no search-console
+ * connection. Both are asked at once: the connection check adds no round trip.
+ */
+async function searchRows(q: ReportQuery, exec: Exec, lower: (q: ReportQuery, d: SearchDates) => SelectNode): Promise<Row[]> {
+  const dates = searchDates(q);
+  if (!dates) return [];
+  const [link, rows] = await Promise.all([exec<Row>(searchConnection(q)), exec<Row>(lower(q, dates))]);
+  return (numbers(link[0]).connections ?? 0) > 0 ? rows : [];
+}
 
 /** null (status 200) when the site has no connection or the window no impressions: the two are not told apart. */
 export const runSearchTotals: ReportRunner = async (q, exec) => {
-  const dates = searchDates(q);
-  const meta = { range: rangeMeta(q) };
-  if (!dates || !(await connected(q, exec))) return { data: null, meta };
-  const n = numbers((await exec<Row>(lowerSearchTotals(q, dates)))[0]);
-  if (!(n.impressions > 0)) return { data: null, meta };
-  return { data: { clicks: n.clicks, impressions: n.impressions, ...ratios(n), partial: n.not_final > 0 }, meta };
+  const n = numbers((await searchRows(q, exec, lowerSearchTotals))[0]);
+  const data = n.impressions > 0 ? { clicks: n.clicks, impressions: n.impressions, ...ratios(n), partial: n.not_final > 0 } : null;
+  return { data, meta: { range: rangeMeta(q) } };
 };
 
 export const runSearchTerms: ReportRunner = async (q, exec) => {
-  const dates = searchDates(q);
-  if (!dates || !(await connected(q, exec))) return { data: [], meta: pagedMeta(q, 0) };
-  const rows = await exec<Row>(lowerSearchTerms(q, dates));
+  const rows = await searchRows(q, exec, lowerSearchTerms);
   const data = pageRows(q, rows, (r, n) => {
     const pages = (r.pages as [string, string, number | string][]).map(([hostname, path, clicks]) => ({ hostname, path, clicks: Number(clicks) }));
     return { term: String(r.term), clicks: n.clicks, impressions: n.impressions, ...ratios(n), pages };
@@ -33,9 +38,7 @@ export const runSearchTerms: ReportRunner = async (q, exec) => {
 };
 
 export const runSearchTermPages: ReportRunner = async (q, exec) => {
-  const dates = searchDates(q);
-  if (!dates || !(await connected(q, exec))) return { data: [], meta: pagedMeta(q, 0) };
-  const rows = await exec<Row>(lowerSearchTermPages(q, dates));
+  const rows = await searchRows(q, exec, lowerSearchTermPages);
   const data = pageRows(q, rows, (r, n) => ({ term: String(r.term), hostname: String(r.hostname), path: String(r.path), clicks: n.clicks, impressions: n.impressions }));
   return { data, meta: pagedMeta(q, rows.length) };
 };
