@@ -18,6 +18,8 @@ import widgetRoutes from './routes/widget';
 import publicAssets from '../public/assets';
 import sharePublic from '../public/share';
 import widgetPublic from '../public/widget';
+import webhookRoutes from '../public/webhooks';
+import integrationRoutes from './routes/integrations';
 
 /**
  * The list of what the service serves. A feature adds itself here with one line:
@@ -33,6 +35,7 @@ API_ROUTES.push(funnelsRoutes);
 API_ROUTES.push(alertsRoutes);
 API_ROUTES.push(shareRoutes);
 API_ROUTES.push(widgetRoutes);
+API_ROUTES.push(integrationRoutes);
 
 export type PublicModule = (router: Router, app: AppContext) => void;
 export const PUBLIC_ROUTES: PublicModule[] = [];
@@ -40,6 +43,7 @@ PUBLIC_ROUTES.push(publicAssets);
 PUBLIC_ROUTES.push(sharePublic);
 PUBLIC_ROUTES.push(widgetPublic);
 PUBLIC_ROUTES.push(trackerRoute);
+PUBLIC_ROUTES.push(webhookRoutes);
 
 /** Returns true when it handled the request. */
 export type RawHandler = (req: IncomingMessage, res: ServerResponse) => boolean;

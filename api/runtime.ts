@@ -14,6 +14,7 @@ import { RedisGeneration } from '../infra/redis-generation';
 import { AUTH_TABLES, AuthCache, LocalGeneration } from '../model/auth-cache';
 import { Repos } from '../model/repos';
 import { startQueues } from '../workers/queues';
+import { loadSecretKey, secretBox } from '../infra/secrets';
 import { startAdminServer } from '../cli/admin/server';
 import { createApp } from './app';
 import type { AppContext } from './context';
@@ -59,12 +60,13 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
     closers.push(() => feeder.stop());
     const stopAuthCache = attachAuthCache(repos, store, redis);
     closers.push(async () => stopAuthCache());
-    const queues = startQueues(redis, { store, repos }, { runWorkers: config.role !== 'api' });
+    const secrets = secretBox(loadSecretKey(config.secretKey, config.dataDir));
+    const queues = startQueues(redis, { store, repos, config, secrets }, { runWorkers: config.role !== 'api' });
     closers.push(() => queues.close());
     // A started service has its repeatable jobs scheduled (when Redis answers at all).
     await redis.attempted;
     await queues.settled(2000);
-    const ctx: AppContext = { config, store, repos, redis, queues, onShutdown: [] };
+    const ctx: AppContext = { config, store, repos, redis, queues, secrets, onShutdown: [] };
     // Shutdown hooks (ingest flushes) run after the listeners stop and before queues and storage close.
     closers.push(async () => {
       for (const fn of ctx.onShutdown) await fn().catch((err: Error) => logger.error({ err }, 'shutdown hook failed'));

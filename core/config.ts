@@ -33,6 +33,10 @@ export interface Config {
   ingestMaxPending: number;
   geoipDb?: string;
   logLevel: string;
+  /** 64 hex digits: the key integration credentials are sealed with (infra/secrets.ts). */
+  secretKey?: string;
+  /** Where the Stripe client sends its requests (a Stripe-compatible test server); Stripe's own API when unset. */
+  stripeApiUrl?: URL;
 }
 
 function int(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -73,6 +77,24 @@ function logLevel(value: string | undefined): string {
   const level = value || 'info';
   if (!LOG_LEVELS.includes(level)) throw new Error(`TALLY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
   return level;
+}
+
+function secretKey(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(value)) throw new Error('TALLY_SECRET_KEY must be 64 hex digits (32 bytes), e.g. from `openssl rand -hex 32`');
+  return value.toLowerCase();
+}
+
+function httpUrl(name: string, value: string | undefined): URL | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${name} must be an http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got "${value}"`);
+  return url;
 }
 
 /** The metadata marker every MaxMind DB file carries in its last 128 KB ("\xAB\xCD\xEFMaxMind.com"). */
@@ -133,5 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestMaxPending: int('TALLY_INGEST_MAX_PENDING', env.TALLY_INGEST_MAX_PENDING, 20_000, 1, 1_000_000),
     geoipDb: geoipDb(env.TALLY_GEOIP_DB),
     logLevel: logLevel(env.TALLY_LOG_LEVEL),
+    secretKey: secretKey(env.TALLY_SECRET_KEY),
+    stripeApiUrl: httpUrl('TALLY_STRIPE_API_URL', env.TALLY_STRIPE_API_URL),
   };
 }

@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'no_events'
   | 'last_owner'
   | 'conflict'
+  | 'invalid_signature'
+  | 'provider_unavailable'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'

@@ -39,7 +39,7 @@ async function closeQuietly(owner: Queue | Worker): Promise<void> {
 
 export function startQueues(
   redis: RedisHandle,
-  ctx: WorkerContext,
+  base: Omit<WorkerContext, 'enqueue'>,
   opts: { runWorkers: boolean; jobs?: JobDefinition[] },
 ): Queues {
   const jobs = opts.jobs ?? JOBS;
@@ -57,12 +57,13 @@ export function startQueues(
   }
 
   const pending: Promise<unknown>[] = [];
+  const ctx: WorkerContext = { ...base, enqueue: (queue, payload, jobId) => api.enqueue(queue, payload, jobId) };
   let started = false;
   redis.onUp(() => {
     if (started || !opts.runWorkers) return;
     started = true;
     for (const def of jobs) {
-      const worker = new Worker(def.queue, (job: Job) => def.handler(job.data, ctx), {
+      const worker = new Worker(def.queue, (job: Job) => def.handler(job.data, ctx, { made: job.attemptsMade, max: job.opts.attempts ?? 1 }), {
         connection: redis.bullConnection(),
         prefix,
         concurrency: def.concurrency ?? 1,
@@ -81,7 +82,7 @@ export function startQueues(
     }
   });
 
-  return {
+  const api: Queues = {
     available: () => redis.isUp(),
     async enqueue(queue, payload, jobId) {
       const q = queues.get(queue);
@@ -114,4 +115,5 @@ export function startQueues(
       await Promise.allSettled([...queues.values()].map((q) => closeQuietly(q)));
     },
   };
+  return api;
 }

@@ -1,10 +1,22 @@
 import type { JobsOptions } from 'bullmq';
 import type { Store } from '../clickhouse/store';
+import type { Config } from '../core/config';
+import type { SecretBox } from '../infra/secrets';
 import type { Repos } from '../model/repos';
 
 export interface WorkerContext {
   store: Store;
   repos: Repos;
+  config: Config;
+  secrets: SecretBox;
+  /** Queue another job (the reconciler re-queues what Redis lost); set by startQueues. */
+  enqueue<P>(queue: string, payload: P, jobId?: string): Promise<void>;
+}
+
+/** Which try of a job this is: a handler records a failure as final only on the last one. */
+export interface Attempt {
+  made: number;
+  max: number;
 }
 
 /**
@@ -17,5 +29,5 @@ export interface JobDefinition<P = unknown> {
   concurrency?: number;
   /** Repeatable job: enqueued every N ms with a stable scheduler id. */
   repeatEveryMs?: number;
-  handler(payload: P, ctx: WorkerContext): Promise<unknown>;
+  handler(payload: P, ctx: WorkerContext, attempt: Attempt): Promise<unknown>;
 }

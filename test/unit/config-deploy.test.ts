@@ -16,10 +16,15 @@ function service(name: string): string {
   return m[1];
 }
 
+/** What the operator exports before `docker compose up` (compose refuses to start without `${X:?...}` ones). */
+const EXPORTED: Record<string, string> = { TALLY_SECRET_KEY: 'ab'.repeat(32) };
+
 /** `KEY: value` pairs of the shared x-tally-env anchor plus a service's own environment. */
 function env(name: string): Record<string, string> {
+  const substitute = (v: string) =>
+    v.replace(/\$\{\w+:-(\w+)\}/, '$1').replace(/\$\{(\w+):\?[^}]*\}/, (_m, n: string) => EXPORTED[n] ?? '');
   const pairs = (text: string) =>
-    Object.fromEntries([...text.matchAll(/^\s+([A-Z_]+): "?([^"\n]*)"?$/gm)].map((m) => [m[1], m[2].replace(/\$\{\w+:-(\w+)\}/, '$1')]));
+    Object.fromEntries([...text.matchAll(/^\s+([A-Z_]+): "?([^"\n]*)"?$/gm)].map((m) => [m[1], substitute(m[2])]));
   const shared = /x-tally-env: &tally-env\n((?:  .*\n)+)/.exec(compose)![1];
   return { ...pairs(shared), ...pairs(service(name)) };
 }
@@ -38,6 +43,9 @@ test.each(['api', 'worker'])('the %s role environment is one loadConfig accepts,
   expect(c.clickhouse.url).toBe('http://clickhouse:8123');
   expect(c.redisUrl).toBe('redis://redis:6379');
   expect(c.dataDir).toBe('/var/lib/tally');
+  // Each role has its own data volume, so the key that seals integration credentials must come from
+  // the environment (required: compose stops with the message when it is not exported).
+  expect(c.secretKey).toBe(EXPORTED.TALLY_SECRET_KEY);
 });
 
 test('the api role publishes both ports; the worker waits for the api (which migrates first)', () => {

@@ -41,13 +41,13 @@ const MINUTE = 60_000;
 // One evaluation at a time per process: the scheduled job and a direct call never interleave.
 let queue: Promise<unknown> = Promise.resolve();
 
-export function evaluateAlerts(ctx: WorkerContext, measure: FigureSource = reportFigure): Promise<Evaluation[]> {
+export function evaluateAlerts(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure: FigureSource = reportFigure): Promise<Evaluation[]> {
   const run = queue.then(() => evaluateAll(ctx, measure));
   queue = run.catch(() => undefined);
   return run;
 }
 
-async function evaluateAll(ctx: WorkerContext, measure: FigureSource): Promise<Evaluation[]> {
+async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure: FigureSource): Promise<Evaluation[]> {
   // Minute-aligned, so a repeated run in the same minute measures the same window and records the
   // same firing id.
   const at = Math.floor(nowMs() / MINUTE) * MINUTE;
@@ -85,7 +85,7 @@ async function evaluateAll(ctx: WorkerContext, measure: FigureSource): Promise<E
   return results;
 }
 
-async function siteOf(ctx: WorkerContext, cache: Map<string, { site: Site; retentionDays: number } | null>, siteId: string) {
+async function siteOf(ctx: Pick<WorkerContext, 'store' | 'repos'>, cache: Map<string, { site: Site; retentionDays: number } | null>, siteId: string) {
   if (!cache.has(siteId)) {
     const site = await ctx.repos.getSite(siteId);
     const org = site && (await ctx.repos.getOrg(site.org_id));

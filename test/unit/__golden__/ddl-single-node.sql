@@ -472,3 +472,13 @@ ORDER BY source;
 INSERT INTO tally.rollup_feed (source, fed, feeding, version)
 SELECT 'events', ifNull(max(max_block_number), 0), ifNull(max(max_block_number), 0), 1
 FROM system.parts WHERE database = 'tally' AND table = 'events' AND active;
+
+-- A payment backfill is resumable: the cursor is the provider's id of the last object stored, written
+-- with the counts after every page, so a restarted job continues where the last one stopped. The job
+-- id names one backfill generation (a re-sync starts a new one); the reconciler re-queues a queued or
+-- running backfill whose job Redis lost. Webhook arrivals are shown on GET /integrations.
+ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS backfill_cursor String DEFAULT '' AFTER backfill_error;
+
+ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS backfill_job String DEFAULT '' AFTER backfill_cursor;
+
+ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS webhook_last_at Nullable(DateTime64(3, 'UTC')) AFTER backfill_job;

@@ -1,0 +1,112 @@
+import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import type { Store } from '../clickhouse/store';
+import { nowMs } from '../core/clock';
+import { nextVersion } from '../core/ids';
+
+/**
+ * A site's provider connection (spec: "A site holds one connection") and the state of its backfill.
+ * Credentials and the webhook secret are stored sealed (infra/secrets.ts) and never read back
+ * through the API. Progress is written after every page, so GET /integrations shows it and a
+ * restarted job resumes from `backfill_cursor`.
+ */
+export const BACKFILL_STATES = ['queued', 'running', 'completed', 'failed'] as const;
+export type BackfillState = (typeof BACKFILL_STATES)[number];
+
+export interface IntegrationRow {
+  site_id: string; provider: string; credentials: string; webhook_secret: string; connected_at: string;
+  backfill_state: BackfillState; backfill_counts: string; backfill_started_at: string | null;
+  backfill_finished_at: string | null; backfill_error: string | null; backfill_cursor: string; backfill_job: string;
+  webhook_last_at: string | null;
+}
+
+/** Provider objects stored so far by this backfill, and the pages read. */
+export interface BackfillCounts {
+  payments: number;
+  subscriptions: number;
+  pages: number;
+}
+
+const nowCh = () => isoToCh(new Date(nowMs()));
+
+/** A fresh backfill generation: its id is the BullMQ job id, stable for every re-queue of it. */
+export function queuedBackfill(siteId: string): Pick<IntegrationRow,
+  'backfill_state' | 'backfill_counts' | 'backfill_started_at' | 'backfill_finished_at' | 'backfill_error' | 'backfill_cursor' | 'backfill_job'> {
+  return {
+    backfill_state: 'queued', backfill_counts: JSON.stringify({ payments: 0, subscriptions: 0, pages: 0 }), backfill_started_at: null,
+    backfill_finished_at: null, backfill_error: null, backfill_cursor: '', backfill_job: `backfill-${siteId}-${nextVersion()}`,
+  };
+}
+
+export class IntegrationRepo {
+  readonly table: MetaTable<IntegrationRow>;
+
+  constructor(store: Store) {
+    this.table = new MetaTable(store, 'integrations', [
+      'site_id', 'provider', 'credentials', 'webhook_secret', 'connected_at', 'backfill_state', 'backfill_counts',
+      'backfill_started_at', 'backfill_finished_at', 'backfill_error', 'backfill_cursor', 'backfill_job', 'webhook_last_at',
+    ]);
+  }
+
+  get(siteId: string): Promise<IntegrationRow | undefined> {
+    return this.table.one('site_id = {s:UUID}', { s: siteId });
+  }
+
+  /** Connections of the given sites (null: every site), in a stable order. */
+  list(siteIds: readonly string[]): Promise<IntegrationRow[]> {
+    return this.table.select('site_id IN {s:Array(UUID)}', { s: [...siteIds] }, 'ORDER BY connected_at, site_id');
+  }
+
+  /** Backfills that should be running: the reconciler re-queues their jobs. */
+  unfinished(): Promise<IntegrationRow[]> {
+    return this.table.select("backfill_state IN ('queued', 'running')");
+  }
+
+  /**
+   * `edit` on the stored row in the site's turn; the write is skipped when `edit` returns undefined.
+   * Every change of a connection goes through here, so a backfill's progress, a webhook's arrival
+   * and a re-sync never overwrite each other's fields.
+   */
+  update(siteId: string, edit: (row: IntegrationRow | undefined) => IntegrationRow | undefined | Promise<IntegrationRow | undefined>) {
+    return this.table.exclusive(siteId, async () => {
+      const next = await edit(await this.get(siteId));
+      return next ? this.table.put(next) : undefined;
+    });
+  }
+
+  remove(row: IntegrationRow): Promise<void> {
+    return this.table.exclusive(row.site_id, () => this.table.remove(row));
+  }
+
+  /** Noted on every verified webhook; shown as `webhook.last_received_at`. */
+  webhookArrived(siteId: string): Promise<IntegrationRow | undefined> {
+    return this.update(siteId, (row) => row && { ...row, webhook_last_at: nowCh() });
+  }
+}
+
+export const connectedNow = nowCh;
+
+export function parseCounts(row: IntegrationRow): BackfillCounts {
+  try {
+    const c = JSON.parse(row.backfill_counts) as Partial<BackfillCounts>;
+    return { payments: Number(c.payments ?? 0), subscriptions: Number(c.subscriptions ?? 0), pages: Number(c.pages ?? 0) };
+  } catch {
+    return { payments: 0, subscriptions: 0, pages: 0 };
+  }
+}
+
+/** The connection as the API shows it: never a credential or secret, only whether one is set. */
+export function integrationOut(row: IntegrationRow) {
+  return {
+    site_id: row.site_id,
+    provider: row.provider,
+    connected_at: chToIso(row.connected_at)!,
+    webhook: { configured: row.webhook_secret !== '', last_received_at: chToIso(row.webhook_last_at) },
+    backfill: {
+      state: row.backfill_state,
+      counts: parseCounts(row),
+      started_at: chToIso(row.backfill_started_at),
+      finished_at: chToIso(row.backfill_finished_at),
+      error: row.backfill_error,
+    },
+  };
+}

@@ -1,0 +1,370 @@
+import Stripe from 'stripe';
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+import { request } from '../support/http';
+import { startStripeDouble, type DoubleCharge, type StripeDouble } from '../support/stripe-double';
+import { visitorIdFor } from '../../ingest/hash';
+import { IntegrationRepo, queuedBackfill } from '../../model/integrations';
+
+/**
+ * Stripe connections end to end: the official client against a local double of Stripe's API, the
+ * backfill on the real BullMQ workers and Redis, payments read back through the revenue reports.
+ */
+let svc: TestService;
+let stripe: StripeDouble;
+const KEY = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc';
+const WHSEC = 'whsec_test1234567890abcdef';
+const JUNE = Date.UTC(2026, 5, 1) / 1000;
+const WINDOW = '?from=2026-06-01T00:00:00Z&to=2026-07-01T00:00:00Z&tz=UTC';
+
+beforeAll(async () => {
+  stripe = await startStripeDouble();
+  stripe.keys.add(KEY);
+  svc = await startTestService({ TALLY_STRIPE_API_URL: stripe.url, TALLY_RATE_LIMIT_PER_MINUTE: '100000' });
+});
+afterAll(async () => {
+  await svc.stop();
+  await stripe.close();
+});
+
+const put = (t: Tenant, body: unknown, provider = 'stripe', token = t.token) =>
+  svc.api('PUT', `/sites/${t.siteId}/integrations/${provider}`, { token, body });
+const list = (t: Tenant, token = t.token) => svc.api('GET', '/integrations', { token });
+
+async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const connection = async (t: Tenant) => (await list(t)).body.data.find((c: { site_id: string }) => c.site_id === t.siteId);
+const backfillState = (t: Tenant, state: string) => until(`backfill ${state}`, () => connection(t), (c) => c?.backfill.state === state);
+
+/** 250 charges over June (3 pages of 100): every 10th refunded by 500, every 25th failed. */
+function juneCharges(prefix: string): DoubleCharge[] {
+  return Array.from({ length: 250 }, (_, i) => ({
+    id: `ch_${prefix}${String(i).padStart(4, '0')}`, amount: 1000 + i, created: JUNE + i * 3600,
+    amount_refunded: i % 10 === 0 ? 500 : 0, status: i % 25 === 0 ? 'failed' : 'succeeded',
+  }));
+}
+const net = (charges: DoubleCharge[]) => charges.filter((c) => (c.status ?? 'succeeded') === 'succeeded')
+  .reduce((sum, c) => sum + c.amount - (c.amount_refunded ?? 0), 0);
+
+describe('connecting', () => {
+  let t: Tenant;
+  beforeAll(async () => {
+    t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+  });
+
+  test.each([
+    [{}, 'secret_key'],
+    [{ secret_key: 'pk_test_abcdefghijkl' }, 'secret_key'],
+    [{ secret_key: KEY, webhook_secret: 'nope' }, 'webhook_secret'],
+    [{ secret_key: KEY, password: 'x' }, 'password'],
+  ])('refuses %j with 400 naming %s', async (body, field) => {
+    const res = await put(t, body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+    expect(res.body.error.message).toContain(field);
+  });
+
+  test('a key Stripe refuses is a 400 that says so; a key without read permission too; nothing is stored', async () => {
+    const refused = await put(t, { secret_key: 'sk_test_notAKeyStripeKnows' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/Stripe refused/);
+    stripe.keys.add('rk_test_noChargesRead1');
+    stripe.readOnlyDenied.add('rk_test_noChargesRead1');
+    const denied = await put(t, { secret_key: 'rk_test_noChargesRead1' });
+    expect(denied.status).toBe(400);
+    expect(denied.body.error.message).toMatch(/read charges/);
+    expect(await connection(t)).toBeUndefined();
+  });
+
+  test('an unknown provider is 404 naming the providers; revenue:read may list but not connect', async () => {
+    const res = await put(t, { secret_key: KEY }, 'paypal');
+    expect(res.status).toBe(404);
+    expect(res.body.error.message).toContain('stripe');
+    const reader = await t.key({ scopes: ['revenue:read'] });
+    expect((await put(t, { secret_key: KEY }, 'stripe', reader.token)).status).toBe(403);
+    expect((await list(t, reader.token)).status).toBe(200);
+    const analyst = await t.key({ scopes: ['analytics:read'] });
+    expect((await list(t, analyst.token)).status).toBe(403);
+  });
+});
+
+describe('the backfill', () => {
+  let t: Tenant;
+  const charges = juneCharges('bf');
+  beforeAll(async () => {
+    t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    stripe.charges.push(...charges);
+    // The checkout's ids, on the charge or (as Stripe Checkout puts them) on its PaymentIntent.
+    charges[1].metadata = { tally_visitor_id: visitorIdFor(t.siteId, 'alice') };
+    charges[2].intent_metadata = { tally_visitor_id: visitorIdFor(t.siteId, 'bob'), tally_session_id: '42' };
+    stripe.subscriptions.push(
+      { id: 'sub_bf_live', created: JUNE + 100, status: 'active' },
+      { id: 'sub_bf_gone', created: JUNE + 200, status: 'canceled', ended_at: JUNE + 86_400 },
+    );
+  });
+  afterAll(() => {
+    stripe.charges = stripe.charges.filter((c) => !c.id.startsWith('ch_bf'));
+    stripe.subscriptions = stripe.subscriptions.filter((s) => !s.id.startsWith('sub_bf'));
+  });
+
+  test('connect answers the queued connection without any secret, then imports every page', async () => {
+    const res = await put(t, { secret_key: KEY, webhook_secret: WHSEC });
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toEqual({ site_id: t.siteId });
+    expect(res.body.data).toMatchObject({ site_id: t.siteId, provider: 'stripe', webhook: { configured: true, last_received_at: null } });
+    expect(['queued', 'running', 'completed']).toContain(res.body.data.backfill.state);
+    expect(JSON.stringify(res.body)).not.toMatch(/sk_test|whsec_/);
+
+    const done = await backfillState(t, 'completed');
+    expect(done.backfill).toMatchObject({ counts: { payments: 250, subscriptions: 2, pages: 4 }, error: null });
+    expect(done.backfill.started_at).toEqual(expect.any(String));
+    expect(done.backfill.finished_at).toEqual(expect.any(String));
+    expect(JSON.stringify((await list(t)).body)).not.toMatch(/sk_test|whsec_/);
+  });
+
+  test('credentials are stored sealed, not as given', async () => {
+    const row = await new IntegrationRepo(svc.running.ctx.store).get(t.siteId);
+    expect(row!.credentials).not.toContain(KEY);
+    expect(row!.webhook_secret).not.toContain('whsec_');
+    expect(JSON.parse(svc.running.ctx.secrets.open(row!.credentials))).toEqual({ secret_key: KEY });
+  });
+
+  test('imported payments are the revenue reports: succeeded only, net of refunds, attributed by the checkout ids', async () => {
+    const overview = await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
+    expect(overview.status).toBe(200);
+    expect(overview.body.data).toMatchObject({ payments: 240, revenue_cents: net(charges) });
+    const rows = await svc.running.ctx.store.query<{ payment_id: string; visitor: string; session: string }>(
+      `SELECT payment_id, toString(visitor_id) AS visitor, toString(session_id) AS session FROM ${svc.running.ctx.store.table('payments')} FINAL
+       WHERE site_id = {s:UUID} AND visitor_id != 0 ORDER BY payment_id`, { s: t.siteId });
+    expect(rows).toEqual([
+      { payment_id: charges[1].id, visitor: visitorIdFor(t.siteId, 'alice'), session: '0' },
+      { payment_id: charges[2].id, visitor: visitorIdFor(t.siteId, 'bob'), session: '42' },
+    ]);
+  });
+
+  test('subscriptions become start and end lifecycle events', async () => {
+    const rows = await svc.running.ctx.store.query<{ event_id: string; kind: string }>(
+      `SELECT event_id, kind FROM ${svc.running.ctx.store.table('lifecycle_events')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0 ORDER BY event_id`, { s: t.siteId });
+    expect(rows).toEqual([
+      { event_id: 'sub_bf_gone:subscription_end', kind: 'subscription_end' },
+      { event_id: 'sub_bf_gone:subscription_start', kind: 'subscription_start' },
+      { event_id: 'sub_bf_live:subscription_start', kind: 'subscription_start' },
+    ]);
+  });
+});
+
+describe('failures and recovery', () => {
+  test('Stripe errors are retried, and the retry goes on from the last stored page, not from the start', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    const charges = juneCharges('rt');
+    stripe.charges.push(...charges);
+    stripe.subscriptions.push({ id: 'sub_rt_1', created: JUNE, status: 'active' });
+    try {
+      const before = stripe.requests.length;
+      // The charges import (3 pages) succeeds; the subscriptions page fails on every try the client
+      // makes (its own 2 retries included), so the job fails once and BullMQ runs it again.
+      stripe.failNext(3, '/v1/subscriptions');
+      expect((await put(t, { secret_key: KEY })).status).toBe(200);
+      const done = await backfillState(t, 'completed');
+      expect(done.backfill).toMatchObject({ counts: { payments: 250, subscriptions: 1, pages: 4 }, error: null });
+      const made = stripe.requests.slice(before);
+      // The key check and 3 pages of charges, once each: the retry resumed at the subscriptions.
+      expect(made.filter((r) => r.startsWith('GET /v1/charges')).length).toBe(4);
+      expect(made.filter((r) => r.startsWith('GET /v1/subscriptions')).length).toBe(4);
+      const overview = await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
+      expect(overview.body.data).toMatchObject({ payments: 240, revenue_cents: net(charges) });
+    } finally {
+      stripe.charges = stripe.charges.filter((c) => !c.id.startsWith('ch_rt'));
+      stripe.subscriptions = stripe.subscriptions.filter((s) => !s.id.startsWith('sub_rt'));
+    }
+  });
+
+  test('a key revoked at Stripe fails the backfill at once with an error saying so; re-keying queues it again', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write'] });
+    const key = 'sk_test_revokedLater123';
+    stripe.keys.add(key);
+    expect((await put(t, { secret_key: key })).status).toBe(200);
+    await backfillState(t, 'completed');
+    stripe.keys.delete(key);
+    expect((await svc.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: t.token })).status).toBe(202);
+    const failed = await backfillState(t, 'failed');
+    expect(failed.backfill.error).toMatch(/refused the secret key/);
+    expect((await put(t, { secret_key: KEY })).status).toBe(200);
+    await backfillState(t, 'completed');
+  });
+
+  test('the reconciler queues a backfill whose job Redis lost', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write'] });
+    expect((await put(t, { secret_key: KEY })).status).toBe(200);
+    await backfillState(t, 'completed');
+    // A generation recorded as queued in ClickHouse with no job in Redis (as after a Redis restart).
+    await new IntegrationRepo(svc.running.ctx.store).update(t.siteId, (row) => row && { ...row, ...queuedBackfill(t.siteId) });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await connection(t)).backfill.state).toBe('queued');
+    const reconcile = svc.running.ctx.queues.definition('backfill-reconciler')!;
+    const ctx = { ...svc.running.ctx, enqueue: svc.running.ctx.queues.enqueue } as never;
+    expect(await reconcile.handler({}, ctx, { made: 0, max: 1 })).toBeGreaterThanOrEqual(1);
+    await backfillState(t, 'completed');
+  });
+});
+
+describe('re-sync', () => {
+  let t: Tenant;
+  const charges = juneCharges('rs').slice(0, 30);
+  beforeAll(async () => {
+    t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    stripe.charges.push(...charges);
+    stripe.subscriptions.push({ id: 'sub_rs_1', created: JUNE + 50, status: 'active' });
+    expect((await put(t, { secret_key: KEY, webhook_secret: WHSEC })).status).toBe(200);
+    await backfillState(t, 'completed');
+  });
+  afterAll(() => {
+    stripe.charges = stripe.charges.filter((c) => !c.id.startsWith('ch_rs'));
+    stripe.subscriptions = stripe.subscriptions.filter((s) => !s.id.startsWith('sub_rs'));
+  });
+
+  test('needs revenue:write, and a provider that is not the connected one is 404', async () => {
+    const reader = await t.key({ scopes: ['revenue:read'] });
+    expect((await svc.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: reader.token })).status).toBe(403);
+    const other = await svc.api('POST', `/sites/${t.siteId}/integrations/paddle/resync`, { token: t.token });
+    expect(other.status).toBe(404);
+    expect(other.body.error.code).toBe('not_found');
+    const unconnected = await svc.tenant({ scopes: ['revenue:write'] });
+    expect((await svc.api('POST', `/sites/${unconnected.siteId}/integrations/stripe/resync`, { token: unconnected.token })).status).toBe(404);
+  });
+
+  test('clears stored payments and start/end events, keeps other lifecycle events and the connection, then imports from the beginning', async () => {
+    const store = svc.running.ctx.store;
+    // A payment Stripe no longer lists, a start of a subscription it no longer has, and an upgrade
+    // only a webhook could tell: the first two go, the upgrade stays.
+    await store.insert('payments', [{ site_id: t.siteId, provider: 'stripe', payment_id: 'ch_rs_stale', visitor_id: '0', session_id: '0',
+      amount_cents: 99_999, refunded_cents: 0, currency: 'USD', status: 'succeeded', paid_at: '2026-06-10 00:00:00.000', version: 1, is_deleted: 0 }]);
+    await store.insert('lifecycle_events', [
+      { site_id: t.siteId, provider: 'stripe', event_id: 'sub_rs_old:subscription_start', kind: 'subscription_start', subscription_id: 'sub_rs_old', occurred_at: '2026-06-02 00:00:00.000', version: 1, is_deleted: 0 },
+      { site_id: t.siteId, provider: 'stripe', event_id: 'evt_rs_up:upgrade', kind: 'upgrade', subscription_id: 'sub_rs_1', occurred_at: '2026-06-03 00:00:00.000', version: 1, is_deleted: 0 },
+    ]);
+    const before = await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
+    expect(before.body.data.revenue_cents).toBe(net(charges) + 99_999);
+
+    const res = await svc.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: t.token });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ data: { provider: 'stripe', backfill: { state: 'queued' } }, meta: { site_id: t.siteId } });
+
+    const done = await backfillState(t, 'completed');
+    expect(done.webhook.configured).toBe(true);
+    const after = await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
+    expect(after.body.data.revenue_cents).toBe(net(stripe.charges));
+    const kinds = await store.query<{ event_id: string }>(
+      `SELECT event_id FROM ${store.table('lifecycle_events')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0 ORDER BY event_id`, { s: t.siteId });
+    expect(kinds.map((k) => k.event_id)).toEqual(['evt_rs_up:upgrade', 'sub_rs_1:subscription_start']);
+  });
+});
+
+describe('webhooks', () => {
+  let t: Tenant;
+  beforeAll(async () => {
+    t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    expect((await put(t, { secret_key: KEY, webhook_secret: WHSEC })).status).toBe(200);
+    await backfillState(t, 'completed');
+  });
+
+  let seq = 0;
+  const event = (type: string, object: object, extra: object = {}) =>
+    ({ id: `evt_${++seq}`, object: 'event', type, created: JUNE + 86_400 * 5 + seq, data: { object, ...extra } });
+  const charge = (id: string, over: object = {}) =>
+    ({ id, object: 'charge', amount: 5000, amount_refunded: 0, currency: 'usd', status: 'succeeded', created: JUNE + 86_400 * 5, metadata: {}, payment_intent: null, ...over });
+  const sub = (id: string, over: object = {}) => ({ id, object: 'subscription', status: 'active', pause_collection: null, items: { data: [] }, ...over });
+  const item = (amount: number, quantity = 1) => ({ price: { unit_amount: amount }, quantity });
+
+  function send(payload: object, opts: { secret?: string; site?: string; signature?: string | null } = {}) {
+    const body = JSON.stringify(payload);
+    const signature = opts.signature === undefined
+      ? Stripe.webhooks.generateTestHeaderString({ payload: body, secret: opts.secret ?? WHSEC })
+      : opts.signature;
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(signature ? { 'stripe-signature': signature } : {}) };
+    return fetchRaw(`/webhooks/stripe/${opts.site ?? t.siteId}`, body, headers);
+  }
+
+  const fetchRaw = (path: string, body: string, headers: Record<string, string>) =>
+    request('POST', `${svc.base}${path}`, { raw: body, headers });
+
+  const revenue = async () => (await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token })).body.data;
+
+  test('refuses a missing or wrong signature with 400 invalid_signature, and a site without a connection with 404', async () => {
+    const e = event('charge.succeeded', charge('ch_wh_bad'));
+    const missing = await send(e, { signature: null });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe('invalid_signature');
+    const wrong = await send(e, { secret: 'whsec_someoneElsesSecret' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.code).toBe('invalid_signature');
+    const other = await svc.tenant();
+    expect((await send(e, { site: other.siteId })).status).toBe(404);
+    expect((await send(e, { site: 'not-a-site' })).status).toBe(404);
+    expect((await revenue()).payments).toBe(0);
+  });
+
+  test('a charge is stored once however often it is delivered, and a later refund nets it', async () => {
+    const paid = event('charge.succeeded', charge('ch_wh_1'));
+    for (let i = 0; i < 3; i++) expect((await send(paid)).status).toBe(200);
+    expect(await revenue()).toMatchObject({ payments: 1, revenue_cents: 5000 });
+    expect((await send(event('charge.refunded', charge('ch_wh_1', { amount_refunded: 1500 })))).status).toBe(200);
+    // The older success delivered again (out of order) does not undo the refund.
+    expect((await send(paid)).status).toBe(200);
+    expect(await revenue()).toMatchObject({ payments: 1, revenue_cents: 3500 });
+    expect((await connection(t)).webhook.last_received_at).toEqual(expect.any(String));
+  });
+
+  test('subscription events become lifecycle events: start, upgrade, downgrade, pause, resume, trial conversion, end', async () => {
+    const sends = [
+      event('customer.subscription.created', sub('sub_wh')),
+      event('customer.subscription.updated', sub('sub_wh', { items: { data: [item(2000)] } }), { previous_attributes: { items: { data: [item(1000)] } } }),
+      event('customer.subscription.updated', sub('sub_wh', { items: { data: [item(500, 2)] } }), { previous_attributes: { items: { data: [item(2000)] } } }),
+      event('customer.subscription.updated', sub('sub_wh', { pause_collection: { behavior: 'void' } }), { previous_attributes: { pause_collection: null } }),
+      event('customer.subscription.updated', sub('sub_wh'), { previous_attributes: { pause_collection: { behavior: 'void' } } }),
+      event('customer.subscription.updated', sub('sub_wh'), { previous_attributes: { status: 'trialing' } }),
+      event('customer.subscription.updated', sub('sub_wh', { metadata: { a: 'b' } }), { previous_attributes: { metadata: {} } }),
+      event('customer.subscription.deleted', sub('sub_wh', { status: 'canceled' })),
+    ];
+    for (const e of sends) expect((await send(e)).status).toBe(200);
+    expect((await send(sends[1])).status).toBe(200); // a duplicate delivery
+    const store = svc.running.ctx.store;
+    const rows = await store.query<{ kind: string }>(
+      `SELECT kind FROM ${store.table('lifecycle_events')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0 ORDER BY occurred_at, kind`, { s: t.siteId });
+    expect(rows.map((r) => r.kind)).toEqual(['subscription_start', 'upgrade', 'downgrade', 'pause', 'resume', 'trial_conversion', 'subscription_end']);
+  });
+
+  test('events that change nothing are acknowledged and ignored', async () => {
+    const res = await send(event('invoice.created', { id: 'in_1', object: 'invoice' }));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ received: true, stored: 0 });
+  });
+});
+
+describe('disconnecting', () => {
+  test('drops the connection (a second DELETE is 404); stored payments stay', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    const charges = juneCharges('dc').slice(0, 5);
+    stripe.charges.push(...charges);
+    try {
+      expect((await put(t, { secret_key: KEY })).status).toBe(200);
+      await backfillState(t, 'completed');
+      const del = await svc.api('DELETE', `/sites/${t.siteId}/integrations/stripe`, { token: t.token });
+      expect(del.status).toBe(200);
+      expect(del.body.data).toEqual({ provider: 'stripe', deleted: true });
+      expect(await connection(t)).toBeUndefined();
+      expect((await svc.api('DELETE', `/sites/${t.siteId}/integrations/stripe`, { token: t.token })).status).toBe(404);
+      const overview = await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
+      expect(overview.body.data.payments).toBeGreaterThanOrEqual(4);
+    } finally {
+      stripe.charges = stripe.charges.filter((c) => !c.id.startsWith('ch_dc'));
+    }
+  });
+});

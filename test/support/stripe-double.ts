@@ -1,0 +1,95 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local stand-in for api.stripe.com that speaks its wire format for what Tally calls: bearer-key
+ * auth (401/403 as Stripe answers them), and the list endpoints for charges and subscriptions with
+ * `limit`, `starting_after`, `status=all` and `expand[]=data.payment_intent`. The official client is
+ * pointed at it with TALLY_STRIPE_API_URL. Tests add objects, revoke keys and inject 500s.
+ */
+export interface DoubleCharge {
+  id: string; amount: number; amount_refunded?: number; currency?: string; status?: 'succeeded' | 'pending' | 'failed';
+  created: number; metadata?: Record<string, string>; intent_metadata?: Record<string, string>;
+}
+export interface DoubleSubscription {
+  id: string; created: number; status: string; ended_at?: number | null; canceled_at?: number | null;
+}
+
+export interface StripeDouble {
+  url: string;
+  keys: Set<string>;
+  /** Keys that authenticate but may not read (a restricted key without the permission). */
+  readOnlyDenied: Set<string>;
+  charges: DoubleCharge[];
+  subscriptions: DoubleSubscription[];
+  /** The next n requests (to `pathname` only, when given) answer 500. */
+  failNext(n: number, pathname?: string): void;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+function error(res: http.ServerResponse, status: number, type: string, message: string) {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_double' });
+  res.end(JSON.stringify({ error: { type, message } }));
+}
+
+function chargeObject(c: DoubleCharge, expandIntent: boolean) {
+  const intentId = `pi_${c.id.slice(3)}`;
+  return {
+    id: c.id, object: 'charge', amount: c.amount, amount_refunded: c.amount_refunded ?? 0, currency: c.currency ?? 'usd',
+    status: c.status ?? 'succeeded', created: c.created, metadata: c.metadata ?? {}, livemode: false,
+    payment_intent: expandIntent ? { id: intentId, object: 'payment_intent', metadata: c.intent_metadata ?? {} } : intentId,
+  };
+}
+
+function subscriptionObject(s: DoubleSubscription) {
+  return {
+    id: s.id, object: 'subscription', created: s.created, start_date: s.created, status: s.status,
+    ended_at: s.ended_at ?? null, canceled_at: s.canceled_at ?? null, items: { object: 'list', data: [] }, metadata: {},
+  };
+}
+
+/** Stripe lists newest first; `starting_after` is the last id of the previous page. */
+function listPage<T extends { id: string; created: number }>(all: T[], q: URLSearchParams, url: string, render: (x: T) => object) {
+  const sorted = [...all].sort((a, b) => b.created - a.created || (a.id < b.id ? 1 : -1));
+  const after = q.get('starting_after');
+  const from = after ? sorted.findIndex((x) => x.id === after) + 1 : 0;
+  const limit = Math.min(100, Number(q.get('limit') ?? 10));
+  const data = sorted.slice(from, from + limit);
+  return { object: 'list', url, has_more: from + limit < sorted.length, data: data.map(render) };
+}
+
+export async function startStripeDouble(): Promise<StripeDouble> {
+  let failures = 0;
+  let failing: string | undefined;
+  const double = {} as StripeDouble;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://double');
+    double.requests.push(`${req.method} ${url.pathname}${url.search}`);
+    if (failures > 0 && (failing === undefined || failing === url.pathname)) {
+      failures--;
+      return error(res, 500, 'api_error', 'Injected failure');
+    }
+    const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (!double.keys.has(key)) return error(res, 401, 'invalid_request_error', 'Invalid API Key provided');
+    if (double.readOnlyDenied.has(key)) return error(res, 403, 'invalid_request_error', 'The provided key does not have the required permissions');
+    const expand = [...url.searchParams.entries()].some(([k, v]) => k.startsWith('expand') && v === 'data.payment_intent');
+    let body: object | undefined;
+    if (req.method === 'GET' && url.pathname === '/v1/charges') {
+      body = listPage(double.charges, url.searchParams, '/v1/charges', (c) => chargeObject(c, expand));
+    } else if (req.method === 'GET' && url.pathname === '/v1/subscriptions') {
+      body = listPage(double.subscriptions, url.searchParams, '/v1/subscriptions', subscriptionObject);
+    }
+    if (!body) return error(res, 404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname})`);
+    res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_double' });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  Object.assign(double, {
+    url: `http://127.0.0.1:${port}`, keys: new Set<string>(), readOnlyDenied: new Set<string>(), charges: [], subscriptions: [], requests: [],
+    failNext: (n: number, pathname?: string) => { failures = n; failing = pathname; },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+  return double;
+}
