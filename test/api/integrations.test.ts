@@ -368,3 +368,26 @@ describe('disconnecting', () => {
     }
   });
 });
+
+describe('with Redis unreachable', () => {
+  let down: TestService;
+  beforeAll(async () => {
+    down = await startTestService({ REDIS_URL: 'redis://127.0.0.1:1', TALLY_STRIPE_API_URL: stripe.url });
+  });
+  afterAll(() => down.stop());
+
+  test('connecting still records a queued backfill (the reconciler queues it once Redis is back); re-sync is 503 and clears nothing', async () => {
+    const t = await down.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    const res = await down.api('PUT', `/sites/${t.siteId}/integrations/stripe`, { token: t.token, body: { secret_key: KEY } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.backfill.state).toBe('queued');
+    await down.running.ctx.store.insert('payments', [{ site_id: t.siteId, provider: 'stripe', payment_id: 'ch_down_1', visitor_id: '0',
+      session_id: '0', amount_cents: 700, refunded_cents: 0, currency: 'USD', status: 'succeeded', paid_at: '2026-06-10 00:00:00.000', version: 1, is_deleted: 0 }]);
+    const resync = await down.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: t.token });
+    expect(resync.status).toBe(503);
+    expect(resync.body.error.code).toBe('queue_unavailable');
+    expect(Number(resync.headers['retry-after'])).toBeGreaterThan(0);
+    const overview = await down.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
+    expect(overview.body.data).toMatchObject({ payments: 1, revenue_cents: 700 });
+  });
+});

@@ -9,8 +9,8 @@ import { request } from '../support/http';
 import { freePort } from '../support/processes';
 
 /**
- * Redis is optional at run time. No product endpoint uses a queue yet, so a test-only route and job
- * exercise the mechanism every queue-backed endpoint uses: ctx.queues.enqueue.
+ * Redis is optional at run time. A test-only route and job exercise the mechanism every queue-backed
+ * endpoint uses (ctx.queues.enqueue); the integration re-sync's own refusal is in integrations.test.ts.
  */
 const received: unknown[] = [];
 const echoJob: JobDefinition<{ n: number }> = {
