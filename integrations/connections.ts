@@ -69,13 +69,15 @@ export async function connect(deps: IntegrationDeps, siteId: string, provider: s
   };
   let requeue = false;
   const row = await repo.update(siteId, (stored) => {
-    const same = stored && stored.provider === provider ? stored : undefined;
+    const same = stored?.provider === provider ? stored : undefined;
     requeue = !same || same.backfill_state === 'failed';
-    const base = same ?? { site_id: siteId, provider, connected_at: connectedNow(), webhook_last_at: null, webhook_secret: '' };
+    const fresh = { site_id: siteId, provider, connected_at: connectedNow(), webhook_last_at: null };
     return {
-      ...base, ...(requeue ? queuedBackfill(siteId) : same!), ...sealed,
+      ...(same ?? fresh),
+      ...(requeue ? queuedBackfill(siteId) : {}),
+      credentials: sealed.credentials,
       // Re-keying without a webhook secret keeps the one set before.
-      webhook_secret: sealed.webhook_secret || (same?.webhook_secret ?? ''),
+      webhook_secret: sealed.webhook_secret || same?.webhook_secret || '',
     } as IntegrationRow;
   });
   if (requeue) await queueBackfill(deps, row!);

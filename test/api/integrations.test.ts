@@ -129,6 +129,18 @@ describe('the backfill', () => {
     expect(JSON.stringify((await list(t)).body)).not.toMatch(/sk_test|whsec_/);
   });
 
+  test('re-keying a completed connection keeps its import and, without webhook_secret, the secret set before', async () => {
+    const rekeyed = 'sk_test_rolledKey0000001';
+    stripe.keys.add(rekeyed);
+    const res = await put(t, { secret_key: rekeyed });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ webhook: { configured: true }, backfill: { state: 'completed', counts: { payments: 250 } } });
+    const row = await new IntegrationRepo(svc.running.ctx.store).get(t.siteId);
+    expect(JSON.parse(svc.running.ctx.secrets.open(row!.credentials))).toEqual({ secret_key: rekeyed });
+    expect(svc.running.ctx.secrets.open(row!.webhook_secret)).toBe(WHSEC);
+    expect((await put(t, { secret_key: KEY })).status).toBe(200);
+  });
+
   test('credentials are stored sealed, not as given', async () => {
     const row = await new IntegrationRepo(svc.running.ctx.store).get(t.siteId);
     expect(row!.credentials).not.toContain(KEY);
