@@ -1,3 +1,4 @@
+import { nowMs } from '../core/clock';
 import { nextVersion } from '../core/ids';
 import { logger } from '../core/logger';
 import { serially } from '../core/serially';
@@ -125,3 +126,6 @@ export function chToIso(v: string | null | undefined): string | null {
 export function isoToCh(v: Date | string): string {
   return new Date(v).toISOString().replace('T', ' ').replace('Z', '');
 }
+
+/** The service clock's now (core/clock: tests freeze it) as DateTime64(3) text. */
+export const nowCh = (): string => isoToCh(new Date(nowMs()));

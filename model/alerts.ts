@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
-import { nowMs } from '../core/clock';
 import { newId, nextVersion } from '../core/ids';
 import type { ThresholdMode, TriggerType } from './alerts-rules';
 import { fetchSize } from '../core/paging';
@@ -29,8 +28,6 @@ const ALERT_COLUMNS: (keyof AlertRow & string)[] = [
   'id', 'site_id', 'name', 'enabled', 'trigger_type', 'goal_name', 'threshold_mode', 'threshold', 'window_minutes',
   'subject', 'body', 'created_by', 'created_at', 'updated_at',
 ];
-
-const nowCh = () => isoToCh(new Date(nowMs()));
 
 export class AlertsRepo {
   readonly table: MetaTable<AlertRow>;

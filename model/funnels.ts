@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
-import { nowMs } from '../core/clock';
 import { newId } from '../core/ids';
 import { fetchSize } from '../core/paging';
 
@@ -64,7 +63,7 @@ export class FunnelsRepo {
   }
 
   create(siteId: string, input: { name: string; steps: Step[]; window_seconds: FunnelWindow }): Promise<FunnelRow> {
-    const at = isoToCh(new Date(nowMs()));
+    const at = nowCh();
     return this.table.put({
       id: newId(), site_id: siteId, name: input.name, steps: JSON.stringify(input.steps), window_seconds: input.window_seconds,
       created_at: at, updated_at: at,
@@ -87,7 +86,7 @@ export class FunnelsRepo {
       ...(patch.name !== undefined ? { name: patch.name } : {}),
       ...(patch.steps !== undefined ? { steps: JSON.stringify(patch.steps) } : {}),
       ...(patch.window_seconds !== undefined ? { window_seconds: patch.window_seconds } : {}),
-      updated_at: isoToCh(new Date(nowMs())),
+      updated_at: nowCh(),
     }));
   }
 

@@ -1,6 +1,5 @@
-import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
-import { nowMs } from '../core/clock';
 import { newId } from '../core/ids';
 
 /**
@@ -76,7 +75,7 @@ export class GoalsRepo {
   }
 
   async create(input: NewGoal): Promise<Goal> {
-    const at = isoToCh(new Date(nowMs()));
+    const at = nowCh();
     const row: GoalRow = {
       id: newId(), site_id: input.site_id, name: input.name, kind: input.kind,
       event_name: input.kind === 'event' ? input.event_name ?? '' : '',

@@ -1,6 +1,5 @@
-import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
-import { nowMs } from '../core/clock';
 import { nextVersion } from '../core/ids';
 
 /**
@@ -25,8 +24,6 @@ export interface BackfillCounts {
   subscriptions: number;
   pages: number;
 }
-
-const nowCh = () => isoToCh(new Date(nowMs()));
 
 /** A fresh backfill generation: its id is the BullMQ job id, stable for every re-queue of it. */
 export function queuedBackfill(siteId: string): Pick<IntegrationRow,

@@ -1,6 +1,5 @@
-import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
-import { nowMs } from '../core/clock';
 import type { Site } from '../core/domain';
 import { newId } from '../core/ids';
 import { isoInZone, localDate, zonedMidnight, type ResolvedWindow } from './notes-window';
@@ -39,7 +38,7 @@ export class NotesRepo {
   }
 
   async create(site: Site, input: { body: string; occurred_at: string; granularity: Granularity }, authorId: string): Promise<NoteRow> {
-    const at = isoToCh(new Date(nowMs()));
+    const at = nowCh();
     const occurredMs = Date.parse(input.occurred_at);
     return this.table.put({
       id: newId(), site_id: site.id, body: input.body, granularity: input.granularity, occurred_at: isoToCh(new Date(occurredMs)),
@@ -54,7 +53,7 @@ export class NotesRepo {
 
   /** The note with its new body; undefined when the site has no such note. */
   update(siteId: string, id: string, body: string): Promise<NoteRow | undefined> {
-    return this.table.editOfSite(siteId, id, (row) => this.table.put({ ...row, body, updated_at: isoToCh(new Date(nowMs())) }));
+    return this.table.editOfSite(siteId, id, (row) => this.table.put({ ...row, body, updated_at: nowCh() }));
   }
 
   /** true, or undefined when the site has no such note. */

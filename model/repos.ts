@@ -1,4 +1,4 @@
-import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { ALL_SCOPES, type Role, type Scope, type SessionStrategy, type Site } from '../core/domain';
 import { newId } from '../core/ids';
@@ -25,8 +25,6 @@ export interface KeyRow {
 }
 
 const cols = <T>(...c: (keyof T & string)[]) => c;
-const nowCh = () => isoToCh(new Date(nowMs()));
-
 export function siteFromRow(r: SiteRow): Site {
   return { ...r, active: !!r.active, created_at: chToIso(r.created_at)!, updated_at: chToIso(r.updated_at)! };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
 import type { Site } from '../core/domain';
@@ -83,7 +83,7 @@ export class ShareRepo {
   /** The board switched off (a later save issues a new slug); undefined when the site has none. */
   deactivate(siteId: string): Promise<ShareRow | undefined> {
     return this.table.editOne(siteId, 'site_id = {s:UUID}', { s: siteId }, async (row) =>
-      row.active ? this.table.put({ ...row, active: 0, updated_at: isoToCh(new Date(nowMs())) }) : row);
+      row.active ? this.table.put({ ...row, active: 0, updated_at: nowCh() }) : row);
   }
 }
 

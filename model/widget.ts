@@ -1,6 +1,5 @@
-import { MetaTable, chToIso, isoToCh } from '../clickhouse/meta';
+import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
-import { nowMs } from '../core/clock';
 import { conflict } from '../core/errors';
 import { newSlug } from './share';
 
@@ -59,7 +58,7 @@ export class WidgetRepo {
     if (input.enabled === true && !(await siteHasEvents(this.store, siteId))) {
       throw conflict('no_events', 'The widget can be switched on once the site has recorded at least one event.');
     }
-    const now = isoToCh(new Date(nowMs()));
+    const now = nowCh();
     const base = prev ?? { ...DEFAULTS, site_id: siteId, slug: newSlug(), created_at: now, updated_at: now };
     return this.table.put({
       ...base,

@@ -1,6 +1,6 @@
 import { rollupFeeder } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
-import { isoToCh } from '../../clickhouse/meta';
+import { nowCh } from '../../clickhouse/meta';
 import { nowMs } from '../../core/clock';
 import type { SiteRef } from '../event';
 
@@ -132,7 +132,7 @@ export async function seedEvents(store: Store, site: SiteRef, opts: SeedOptions)
   const params = {
     site: site.id, domain: site.domain, seed: String(opts.seed), sessions: String(sessions), limit: String(opts.events),
     visitors: String(Math.max(1, Math.round(sessions * RETURNING_VISITOR_RATIO))), days: opts.days,
-    now: isoToCh(new Date(nowMs())), path_count: PATH_COUNT, top_paths: TOP_PATHS, tails: ['/blog/', '/docs/', '/products/'],
+    now: nowCh(), path_count: PATH_COUNT, top_paths: TOP_PATHS, tails: ['/blog/', '/docs/', '/products/'],
     goal_names: ['Signup', 'Purchase', 'exit_link', 'file_download'], prices: [1900, 4900, 9900], plans: ['starter', 'pro', 'business'],
     exit_link: 'https://github.com/tally-analytics/tally', download_link: `https://${site.domain}/files/whitepaper.pdf`,
     ...tableParams('acq', acquisition), ...tableParams('place', places), ...tableParams('client', clients),
