@@ -2,9 +2,10 @@ import { UnrecoverableError } from 'bullmq';
 import Stripe from 'stripe';
 import type { Store } from '../clickhouse/store';
 import { nextVersion } from '../core/ids';
-import { IntegrationRepo, connectedNow, parseCounts, type BackfillCounts, type IntegrationRow } from '../model/integrations';
+import { nowCh } from '../clickhouse/meta';
+import { IntegrationRepo, parseCounts, type BackfillCounts, type IntegrationRow } from '../model/integrations';
 import type { Attempt, WorkerContext } from '../workers/types';
-import { REBUILT_LIFECYCLE, paymentRow, stripeClient, subscriptionRows } from './stripe';
+import { REBUILT_LIFECYCLE, openCredentials, paymentRow, stripeClient, subscriptionRows } from './stripe';
 
 /**
  * The payment backfill: every charge the provider holds, then every subscription (their starts and
@@ -20,15 +21,6 @@ export const PAGE_SIZE = 100;
 export interface BackfillPayload {
   siteId: string;
   job: string;
-}
-
-/** The credential fields a Stripe connection is made with (sealed together as JSON). */
-export interface StripeCredentials {
-  secret_key: string;
-}
-
-export function credentialsOf(row: IntegrationRow, ctx: Pick<WorkerContext, 'secrets'>): StripeCredentials {
-  return JSON.parse(ctx.secrets.open(row.credentials)) as StripeCredentials;
 }
 
 interface Page {
@@ -83,20 +75,20 @@ export async function runBackfill(p: BackfillPayload, ctx: WorkerContext, attemp
   const started = await repo.update(p.siteId, (row) => {
     const mine = ours(row);
     if (!mine || mine.backfill_state === 'completed') return undefined;
-    return { ...mine, backfill_state: 'running', backfill_started_at: mine.backfill_started_at ?? connectedNow(), backfill_error: null };
+    return { ...mine, backfill_state: 'running', backfill_started_at: mine.backfill_started_at ?? nowCh(), backfill_error: null };
   });
   if (!started) return; // disconnected, superseded by a re-sync, or already done
   try {
     if (!(await importPages(started, p, ctx, repo))) return;
     await repo.update(p.siteId, (row) => {
       const mine = ours(row);
-      return mine && { ...mine, backfill_state: 'completed', backfill_finished_at: connectedNow(), backfill_error: null };
+      return mine && { ...mine, backfill_state: 'completed', backfill_finished_at: nowCh(), backfill_error: null };
     });
   } catch (err) {
     const final = permanent(err) || attempt.made + 1 >= attempt.max;
     await repo.update(p.siteId, (row) => {
       const mine = ours(row);
-      return mine && { ...mine, backfill_state: final ? 'failed' : 'running', backfill_error: describe(err), ...(final ? { backfill_finished_at: connectedNow() } : {}) };
+      return mine && { ...mine, backfill_state: final ? 'failed' : 'running', backfill_error: describe(err), ...(final ? { backfill_finished_at: nowCh() } : {}) };
     });
     throw permanent(err) ? new UnrecoverableError(describe(err)) : err;
   }
@@ -104,7 +96,7 @@ export async function runBackfill(p: BackfillPayload, ctx: WorkerContext, attemp
 
 /** Pages from the stored cursor on; false when the generation was replaced meanwhile. */
 async function importPages(start: IntegrationRow, p: BackfillPayload, ctx: WorkerContext, repo: IntegrationRepo): Promise<boolean> {
-  const stripe = stripeClient(credentialsOf(start, ctx).secret_key, ctx.config.stripeApiUrl);
+  const stripe = stripeClient(openCredentials(ctx.secrets, start).secret_key, ctx.config.stripeApiUrl);
   let { phase, after } = parseCursor(start.backfill_cursor);
   for (;;) {
     const page = await PHASES[phase].page(stripe, p.siteId, after);

@@ -3,10 +3,11 @@ import { AppError, invalidRequest, notFound, queueUnavailable } from '../core/er
 import type { SecretBox } from '../infra/secrets';
 import type { Config } from '../core/config';
 import type { Store } from '../clickhouse/store';
-import { IntegrationRepo, connectedNow, queuedBackfill, type IntegrationRow } from '../model/integrations';
+import { nowCh } from '../clickhouse/meta';
+import { IntegrationRepo, queuedBackfill, type IntegrationRow } from '../model/integrations';
 import type { Queues } from '../workers/queues';
 import { BACKFILL_QUEUE, purgeForResync, type BackfillPayload } from './backfill';
-import { STRIPE, stripeClient } from './stripe';
+import { STRIPE, sealCredentials, stripeClient } from './stripe';
 
 /**
  * The use cases behind /sites/{id}/integrations: connect, disconnect, re-sync. A site holds one
@@ -30,7 +31,7 @@ export interface StripeConnectInput {
 const unknownProvider = (provider: string) =>
   new AppError(404, 'not_found', `There is no integration provider "${provider}"; providers: ${PROVIDERS.join(', ')}.`);
 
-export function assertProvider(provider: string): void {
+function assertProvider(provider: string): void {
   if (!(PROVIDERS as readonly string[]).includes(provider)) throw unknownProvider(provider);
 }
 
@@ -64,14 +65,14 @@ export async function connect(deps: IntegrationDeps, siteId: string, provider: s
   const repo = new IntegrationRepo(deps.store);
   await verifyStripeKey(input.secret_key, deps.config.stripeApiUrl);
   const sealed = {
-    credentials: deps.secrets.seal(JSON.stringify({ secret_key: input.secret_key })),
+    credentials: sealCredentials(deps.secrets, { secret_key: input.secret_key }),
     webhook_secret: input.webhook_secret ? deps.secrets.seal(input.webhook_secret) : '',
   };
   let requeue = false;
   const row = await repo.update(siteId, (stored) => {
     const same = stored?.provider === provider ? stored : undefined;
     requeue = !same || same.backfill_state === 'failed';
-    const fresh = { site_id: siteId, provider, connected_at: connectedNow(), webhook_last_at: null };
+    const fresh = { site_id: siteId, provider, connected_at: nowCh(), webhook_last_at: null };
     return {
       ...(same ?? fresh),
       ...(requeue ? queuedBackfill(siteId) : {}),
@@ -103,11 +104,9 @@ export async function disconnect(store: Store, siteId: string, provider: string)
  * would leave the site without payments until someone noticed.
  */
 export async function resync(deps: IntegrationDeps, siteId: string, provider: string): Promise<IntegrationRow> {
-  const repo = new IntegrationRepo(deps.store);
-  await connectionOf(deps.store, siteId, provider);
-  if (!deps.queues.available()) throw queueUnavailable();
-  const row = await repo.update(siteId, async (stored) => {
+  const row = await new IntegrationRepo(deps.store).update(siteId, async (stored) => {
     if (!stored || stored.provider !== provider) throw notFound(`${provider} connection`);
+    if (!deps.queues.available()) throw queueUnavailable();
     // In the site's turn, so no progress of the old generation is written over the new one. A page the
     // old job was already storing may land after the purge: the new import stores the same charges
     // again under the same keys, so nothing is counted twice.

@@ -1,5 +1,7 @@
 import Stripe from 'stripe';
 import { isoToCh } from '../clickhouse/meta';
+import type { SecretBox } from '../infra/secrets';
+import type { IntegrationRow } from '../model/integrations';
 
 /**
  * Stripe through its official client: charges become payment rows, subscription events become
@@ -18,6 +20,16 @@ export function stripeClient(secretKey: string, apiUrl?: URL): Stripe {
     : {};
   return new Stripe(secretKey, { ...target, maxNetworkRetries: 2, timeout: 20_000, telemetry: false });
 }
+
+/** What a Stripe connection is made with, sealed together as JSON in `credentials`. */
+export interface StripeCredentials {
+  secret_key: string;
+}
+
+export const sealCredentials = (secrets: SecretBox, c: StripeCredentials): string => secrets.seal(JSON.stringify(c));
+
+export const openCredentials = (secrets: SecretBox, row: IntegrationRow): StripeCredentials =>
+  JSON.parse(secrets.open(row.credentials)) as StripeCredentials;
 
 /** A row of the `payments` table. */
 export interface PaymentRow {
@@ -131,6 +143,9 @@ export function subscriptionRows(siteId: string, sub: Stripe.Subscription, versi
 /**
  * Versions of webhook-written payment rows follow the event's time (µs, the scale of nextVersion), so
  * a late-delivered older event never replaces a newer state, and a backfill (which reads the current
- * state) replaces both.
+ * state) replaces both. Within one second a refund outranks a success, which outranks a pending state.
  */
-export const eventVersion = (event: Stripe.Event, rank: number) => event.created * 1_000_000 + rank;
+export function chargeVersion(event: Stripe.Event, charge: Stripe.Charge): number {
+  const rank = charge.amount_refunded > 0 ? 2 : charge.status === 'pending' ? 0 : 1;
+  return event.created * 1_000_000 + rank;
+}

@@ -1,11 +1,10 @@
 import Stripe from 'stripe';
 import type { Store } from '../clickhouse/store';
 import { AppError, notFound } from '../core/errors';
-import { isUuid } from '../core/ids';
-import { nextVersion } from '../core/ids';
+import { isUuid, nextVersion } from '../core/ids';
 import type { SecretBox } from '../infra/secrets';
 import { IntegrationRepo } from '../model/integrations';
-import { CHARGE_EVENTS, STRIPE, eventVersion, lifecycleKinds, lifecycleRow, paymentRow } from './stripe';
+import { CHARGE_EVENTS, STRIPE, chargeVersion, lifecycleKinds, lifecycleRow, paymentRow } from './stripe';
 
 /**
  * POST /webhooks/stripe/{siteId}: Stripe's notifications for one connected site. The signature is
@@ -35,7 +34,7 @@ export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId
     throw badSignature('The Stripe-Signature header does not match this body and the webhook secret, or is older than 5 minutes.');
   }
   const stored = await storeEvent(deps.store, siteId, event);
-  await repo.webhookArrived(siteId);
+  await repo.webhookArrived(siteId, row);
   return { received: true, type: event.type, stored };
 }
 
@@ -43,9 +42,7 @@ export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId
 async function storeEvent(store: Store, siteId: string, event: Stripe.Event): Promise<number> {
   if (CHARGE_EVENTS.has(event.type)) {
     const charge = event.data.object as Stripe.Charge;
-    // Same-second events: a refund outranks a success, which outranks a pending state.
-    const rank = charge.amount_refunded > 0 ? 2 : charge.status === 'pending' ? 0 : 1;
-    await store.insert('payments', [paymentRow(siteId, charge, eventVersion(event, rank))]);
+    await store.insert('payments', [paymentRow(siteId, charge, chargeVersion(event, charge))]);
     return 1;
   }
   const kinds = lifecycleKinds(event);

@@ -1,5 +1,6 @@
 import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
+import { nowMs } from '../core/clock';
 import { nextVersion } from '../core/ids';
 
 /**
@@ -48,7 +49,7 @@ export class IntegrationRepo {
     return this.table.one('site_id = {s:UUID}', { s: siteId });
   }
 
-  /** Connections of the given sites (null: every site), in a stable order. */
+  /** Connections of the given sites, in a stable order. */
   list(siteIds: readonly string[]): Promise<IntegrationRow[]> {
     return this.table.select('site_id IN {s:Array(UUID)}', { s: [...siteIds] }, 'ORDER BY connected_at, site_id');
   }
@@ -74,13 +75,19 @@ export class IntegrationRepo {
     return this.table.exclusive(row.site_id, () => this.table.remove(row));
   }
 
-  /** Noted on every verified webhook; shown as `webhook.last_received_at`. */
-  webhookArrived(siteId: string): Promise<IntegrationRow | undefined> {
-    return this.update(siteId, (row) => row && { ...row, webhook_last_at: nowCh() });
+  /**
+   * Noted on verified webhooks, shown as `webhook.last_received_at` to the minute: a burst of
+   * notifications (a busy shop, a replay from Stripe's dashboard) writes the row once a minute, not a
+   * metadata part per notification.
+   */
+  webhookArrived(siteId: string, row: IntegrationRow): Promise<IntegrationRow | undefined> {
+    const last = row.webhook_last_at ? Date.parse(chToIso(row.webhook_last_at)!) : 0;
+    if (nowMs() - last < WEBHOOK_NOTED_EVERY_MS) return Promise.resolve(row);
+    return this.update(siteId, (stored) => stored && { ...stored, webhook_last_at: nowCh() });
   }
 }
 
-export const connectedNow = nowCh;
+const WEBHOOK_NOTED_EVERY_MS = 60_000;
 
 export function parseCounts(row: IntegrationRow): BackfillCounts {
   try {

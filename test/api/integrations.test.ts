@@ -83,6 +83,15 @@ describe('connecting', () => {
     expect(await connection(t)).toBeUndefined();
   });
 
+  test('Stripe unreachable while checking the key is 503 provider_unavailable with Retry-After, not a 500', async () => {
+    stripe.failNext(3); // the client's first try and its two retries
+    const res = await put(t, { secret_key: KEY });
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('provider_unavailable');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await connection(t)).toBeUndefined();
+  });
+
   test('an unknown provider is 404 naming the providers; revenue:read may list but not connect', async () => {
     const res = await put(t, { secret_key: KEY }, 'paypal');
     expect(res.status).toBe(404);
@@ -331,7 +340,11 @@ describe('webhooks', () => {
     // The older success delivered again (out of order) does not undo the refund.
     expect((await send(paid)).status).toBe(200);
     expect(await revenue()).toMatchObject({ payments: 1, revenue_cents: 3500 });
-    expect((await connection(t)).webhook.last_received_at).toEqual(expect.any(String));
+    const noted = (await connection(t)).webhook.last_received_at;
+    expect(noted).toEqual(expect.any(String));
+    // Noted once a minute, not rewritten by every notification of a burst.
+    expect((await send(event('charge.succeeded', charge('ch_wh_2')))).status).toBe(200);
+    expect((await connection(t)).webhook.last_received_at).toBe(noted);
   });
 
   test('subscription events become lifecycle events: start, upgrade, downgrade, pause, resume, trial conversion, end', async () => {
