@@ -61,6 +61,9 @@ export function formatZodError(error: z.ZodError, where: 'query' | 'body'): AppE
   return invalidRequest(message, { issues: error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
 }
 
+/** A body whose schema depends on the path (an integration's provider), checked like a route's own body. */
+export const parseBody = <T extends ZodType>(schema: T, value: unknown): z.infer<T> => parse(schema, value, 'body');
+
 function parse<T extends ZodType>(schema: T | undefined, value: unknown, where: 'query' | 'body'): z.infer<T> {
   if (!schema) return undefined as z.infer<T>;
   const r = schema.safeParse(value);

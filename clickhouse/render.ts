@@ -86,8 +86,10 @@ export function renderMigration(sql: string, t: RenderTarget): string[] {
   return splitStatements(sql, cluster, t).flatMap((s) => {
     if (!cluster) return [substitute(s, t, '')];
     const out = [replicate(substitute(s, t, '_local'), t)];
+    // Judged without its comments: a comment above an ALTER must not hide it (nor its words count).
+    const code = s.replace(/--.*$/gm, '');
     LOCAL_RE.lastIndex = 0;
-    if (LOCAL_RE.test(s) && COLUMN_ALTER_RE.test(s) && !NOT_COLUMN_ONLY_RE.test(s)) out.push(substitute(s, t, ''));
+    if (LOCAL_RE.test(code) && COLUMN_ALTER_RE.test(code) && !NOT_COLUMN_ONLY_RE.test(code)) out.push(substitute(s, t, ''));
     LOCAL_RE.lastIndex = 0;
     return out;
   });

@@ -37,6 +37,8 @@ export interface Config {
   secretKey?: string;
   /** Where the Stripe client sends its requests (a Stripe-compatible test server); Stripe's own API when unset. */
   stripeApiUrl?: URL;
+  /** Where the Search Console client and its OAuth token exchange go (a Google-compatible test server); Google when unset. */
+  googleApiUrl?: URL;
 }
 
 function int(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -157,5 +159,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: logLevel(env.TALLY_LOG_LEVEL),
     secretKey: secretKey(env.TALLY_SECRET_KEY),
     stripeApiUrl: httpUrl('TALLY_STRIPE_API_URL', env.TALLY_STRIPE_API_URL),
+    googleApiUrl: httpUrl('TALLY_GOOGLE_API_URL', env.TALLY_GOOGLE_API_URL),
   };
 }

@@ -1,51 +1,23 @@
-import Stripe from 'stripe';
-import { AppError, invalidRequest, notFound, queueUnavailable } from '../core/errors';
-import type { SecretBox } from '../infra/secrets';
 import type { Config } from '../core/config';
+import { conflict, notFound, queueUnavailable } from '../core/errors';
+import type { SecretBox } from '../infra/secrets';
 import type { Store } from '../clickhouse/store';
 import { nowCh } from '../clickhouse/meta';
 import { IntegrationRepo, queuedBackfill, type IntegrationRow } from '../model/integrations';
 import type { Queues } from '../workers/queues';
-import { BACKFILL_QUEUE, purgeForResync, type BackfillPayload } from './backfill';
-import { STRIPE, sealCredentials, stripeClient } from './stripe';
+import { BACKFILL_QUEUE, type BackfillPayload } from './backfill';
+import type { Provider } from './provider';
+import { providerNamed, sealCredentials } from './providers';
 
 /**
- * The use cases behind /sites/{id}/integrations: connect, disconnect, re-sync. A site holds one
- * connection (spec). Providers: `stripe` (payments). Search Console rows are read by the search
- * reports, but connecting it through the API is not built yet (docs/RESOURCES.md).
+ * The use cases behind /sites/{id}/integrations: connect, disconnect, re-sync, the same for every
+ * provider (providers.ts). A site holds one connection (spec).
  */
-export const PROVIDERS = [STRIPE] as const;
-
 export interface IntegrationDeps {
   store: Store;
   config: Config;
   secrets: SecretBox;
   queues: Queues;
-}
-
-export interface StripeConnectInput {
-  secret_key: string;
-  webhook_secret?: string;
-}
-
-const unknownProvider = (provider: string) =>
-  new AppError(404, 'not_found', `There is no integration provider "${provider}"; providers: ${PROVIDERS.join(', ')}.`);
-
-function assertProvider(provider: string): void {
-  if (!(PROVIDERS as readonly string[]).includes(provider)) throw unknownProvider(provider);
-}
-
-/** The key must list charges (all a backfill does): a wrong key is the caller's 400, an unreachable Stripe a 503. */
-async function verifyStripeKey(key: string, apiUrl?: URL): Promise<void> {
-  try {
-    await stripeClient(key, apiUrl).charges.list({ limit: 1 });
-  } catch (err) {
-    if (err instanceof Stripe.errors.StripeAuthenticationError) throw invalidRequest('secret_key: Stripe refused this key.');
-    if (err instanceof Stripe.errors.StripePermissionError) {
-      throw invalidRequest('secret_key: this key may not read charges; a restricted key needs read access to Charges and PaymentIntents.');
-    }
-    throw new AppError(503, 'provider_unavailable', 'Stripe could not be reached to check the key; try again shortly.', undefined, { 'Retry-After': '30' });
-  }
 }
 
 /** Queue a generation's job; while Redis is away the reconciler queues it later (the state is stored). */
@@ -55,27 +27,30 @@ async function queueBackfill(deps: IntegrationDeps, row: IntegrationRow): Promis
 }
 
 /**
- * Connect (or re-key) the site's provider. A new connection queues a full backfill; re-keying the same
- * provider keeps the import's state, and re-queues it if it had failed (a revoked key is the usual
- * cause). The table holds one row per site (spec: a site holds one connection); with Stripe the only
- * provider there is nothing else to refuse yet.
+ * Connect (or re-key) the site's provider with its body (validated by the route against the
+ * provider's schema); the credentials are checked live before anything is stored. A new connection queues a full backfill;
+ * re-keying the same provider keeps the import's state, and re-queues it if it had failed (a revoked
+ * key is the usual cause). A site connected to another provider is 409: connecting would silently
+ * drop that connection's credentials, so it is disconnected first, on purpose.
  */
-export async function connect(deps: IntegrationDeps, siteId: string, provider: string, input: StripeConnectInput): Promise<IntegrationRow> {
-  assertProvider(provider);
+export async function connect<I>(deps: IntegrationDeps, siteId: string, provider: Provider<I>, input: I): Promise<IntegrationRow> {
   const repo = new IntegrationRepo(deps.store);
-  await verifyStripeKey(input.secret_key, deps.config.stripeApiUrl);
+  await refuseOtherProvider(await repo.get(siteId), provider.name);
+  await provider.verify(input, deps.config);
+  const webhookSecret = provider.webhookSecret(input);
   const sealed = {
-    credentials: sealCredentials(deps.secrets, { secret_key: input.secret_key }),
-    webhook_secret: input.webhook_secret ? deps.secrets.seal(input.webhook_secret) : '',
+    credentials: sealCredentials(deps.secrets, provider.credentials(input)),
+    webhook_secret: webhookSecret ? deps.secrets.seal(webhookSecret) : '',
   };
   let requeue = false;
-  const row = await repo.update(siteId, (stored) => {
-    const same = stored?.provider === provider ? stored : undefined;
+  const row = await repo.update(siteId, async (stored) => {
+    await refuseOtherProvider(stored, provider.name);
+    const same = stored?.provider === provider.name ? stored : undefined;
     requeue = !same || same.backfill_state === 'failed';
-    const fresh = { site_id: siteId, provider, connected_at: nowCh(), webhook_last_at: null };
+    const fresh = { site_id: siteId, provider: provider.name, connected_at: nowCh(), webhook_last_at: null };
     return {
       ...(same ?? fresh),
-      ...(requeue ? queuedBackfill(siteId) : {}),
+      ...(requeue ? queuedBackfill(siteId, provider.counts) : {}),
       credentials: sealed.credentials,
       // Re-keying without a webhook secret keeps the one set before.
       webhook_secret: sealed.webhook_secret || same?.webhook_secret || '',
@@ -85,6 +60,12 @@ export async function connect(deps: IntegrationDeps, siteId: string, provider: s
   return row!;
 }
 
+async function refuseOtherProvider(stored: IntegrationRow | undefined, provider: string): Promise<void> {
+  if (stored && stored.provider !== provider) {
+    throw conflict('conflict', `This site is connected to ${stored.provider}, and a site holds one connection: disconnect it first (DELETE /sites/{siteId}/integrations/${stored.provider}).`);
+  }
+}
+
 /** The site's connection to `provider`, or 404 (also when it is connected to another provider). */
 export async function connectionOf(store: Store, siteId: string, provider: string): Promise<IntegrationRow> {
   const row = await new IntegrationRepo(store).get(siteId);
@@ -92,26 +73,27 @@ export async function connectionOf(store: Store, siteId: string, provider: strin
   return row;
 }
 
-/** Disconnect: the credentials and webhook secret are dropped; payments already stored stay. */
+/** Disconnect: the credentials and webhook secret are dropped; imported data stays. */
 export async function disconnect(store: Store, siteId: string, provider: string): Promise<void> {
   await new IntegrationRepo(store).remove(await connectionOf(store, siteId, provider));
 }
 
 /**
- * Re-sync (spec, "Import (backfill)"): stored payments and the subscription start and end events are
- * cleared, the purge finishes, then a full import from the beginning is queued as a new generation.
- * The connection, webhook and secret stay. Redis is checked first: a purge without a queued import
- * would leave the site without payments until someone noticed.
+ * Re-sync (spec, "Import (backfill)"): what the provider's import stored is cleared, the purge
+ * finishes, then a full import from the beginning is queued as a new generation. The connection,
+ * webhook and secret stay. Redis is checked first: a purge without a queued import would leave the
+ * site without its data until someone noticed.
  */
 export async function resync(deps: IntegrationDeps, siteId: string, provider: string): Promise<IntegrationRow> {
   const row = await new IntegrationRepo(deps.store).update(siteId, async (stored) => {
     if (!stored || stored.provider !== provider) throw notFound(`${provider} connection`);
     if (!deps.queues.available()) throw queueUnavailable();
-    // In the site's turn, so no progress of the old generation is written over the new one. A page the
-    // old job was already storing may land after the purge: the new import stores the same charges
+    // In the site's turn, so no progress of the old generation is written over the new one. A unit
+    // the old job was already storing may land after the purge: the new import stores the same rows
     // again under the same keys, so nothing is counted twice.
-    await purgeForResync(deps.store, siteId, provider);
-    return { ...stored, ...queuedBackfill(siteId) };
+    const p = providerNamed(provider);
+    await p.purge(deps.store, siteId);
+    return { ...stored, ...queuedBackfill(siteId, p.counts) };
   });
   await queueBackfill(deps, row!);
   return row!;

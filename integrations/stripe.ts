@@ -1,7 +1,5 @@
 import Stripe from 'stripe';
 import { isoToCh } from '../clickhouse/meta';
-import type { SecretBox } from '../infra/secrets';
-import type { IntegrationRow } from '../model/integrations';
 
 /**
  * Stripe through its official client: charges become payment rows, subscription events become
@@ -21,15 +19,10 @@ export function stripeClient(secretKey: string, apiUrl?: URL): Stripe {
   return new Stripe(secretKey, { ...target, maxNetworkRetries: 2, timeout: 20_000, telemetry: false });
 }
 
-/** What a Stripe connection is made with, sealed together as JSON in `credentials`. */
+/** What a Stripe connection is made with, sealed as JSON in `credentials`. */
 export interface StripeCredentials {
   secret_key: string;
 }
-
-export const sealCredentials = (secrets: SecretBox, c: StripeCredentials): string => secrets.seal(JSON.stringify(c));
-
-export const openCredentials = (secrets: SecretBox, row: IntegrationRow): StripeCredentials =>
-  JSON.parse(secrets.open(row.credentials)) as StripeCredentials;
 
 /** A row of the `payments` table. */
 export interface PaymentRow {

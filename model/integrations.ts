@@ -5,6 +5,8 @@ import { nextVersion } from '../core/ids';
 
 /**
  * A site's provider connection (spec: "A site holds one connection") and the state of its backfill.
+ * `backfill_counts` holds the provider's own counts (Stripe: payments, subscriptions; Search Console:
+ * days, rows) and the units read (`pages`).
  * Credentials and the webhook secret are stored sealed (infra/secrets.ts) and never read back
  * through the API. Progress is written after every page, so GET /integrations shows it and a
  * restarted job resumes from `backfill_cursor`.
@@ -19,18 +21,18 @@ export interface IntegrationRow {
   webhook_last_at: string | null;
 }
 
-/** Provider objects stored so far by this backfill, and the pages read. */
-export interface BackfillCounts {
-  payments: number;
-  subscriptions: number;
-  pages: number;
-}
+/** What this backfill has stored so far, by the provider's count names, and the units (pages, days) read. */
+export type BackfillCounts = Record<string, number>;
 
-/** A fresh backfill generation: its id is the BullMQ job id, stable for every re-queue of it. */
-export function queuedBackfill(siteId: string): Pick<IntegrationRow,
+/**
+ * A fresh backfill generation, its counts at zero: its id is the BullMQ job id, stable for every
+ * re-queue of it.
+ */
+export function queuedBackfill(siteId: string, countNames: readonly string[]): Pick<IntegrationRow,
   'backfill_state' | 'backfill_counts' | 'backfill_started_at' | 'backfill_finished_at' | 'backfill_error' | 'backfill_cursor' | 'backfill_job'> {
+  const zero = Object.fromEntries([...countNames, 'pages'].map((name) => [name, 0]));
   return {
-    backfill_state: 'queued', backfill_counts: JSON.stringify({ payments: 0, subscriptions: 0, pages: 0 }), backfill_started_at: null,
+    backfill_state: 'queued', backfill_counts: JSON.stringify(zero), backfill_started_at: null,
     backfill_finished_at: null, backfill_error: null, backfill_cursor: '', backfill_job: `backfill-${siteId}-${nextVersion()}`,
   };
 }
@@ -57,6 +59,11 @@ export class IntegrationRepo {
   /** Backfills that should be running: the reconciler re-queues their jobs. */
   unfinished(): Promise<IntegrationRow[]> {
     return this.table.select("backfill_state IN ('queued', 'running')");
+  }
+
+  /** Connections of `provider` whose full import has completed: the ones a refresh keeps current. */
+  imported(provider: string): Promise<IntegrationRow[]> {
+    return this.table.select("provider = {p:String} AND backfill_state = 'completed'", { p: provider });
   }
 
   /**
@@ -91,11 +98,18 @@ const WEBHOOK_NOTED_EVERY_MS = 60_000;
 
 export function parseCounts(row: IntegrationRow): BackfillCounts {
   try {
-    const c = JSON.parse(row.backfill_counts) as Partial<BackfillCounts>;
-    return { payments: Number(c.payments ?? 0), subscriptions: Number(c.subscriptions ?? 0), pages: Number(c.pages ?? 0) };
+    const stored = JSON.parse(row.backfill_counts) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(stored).map(([name, n]) => [name, Number(n) || 0]));
   } catch {
-    return { payments: 0, subscriptions: 0, pages: 0 };
+    return { pages: 0 };
   }
+}
+
+/** The row's counts with `added` added, as stored. */
+export function addCounts(row: IntegrationRow, added: BackfillCounts): string {
+  const counts = parseCounts(row);
+  for (const [name, n] of Object.entries(added)) counts[name] = (counts[name] ?? 0) + n;
+  return JSON.stringify(counts);
 }
 
 /** The connection as the API shows it: never a credential or secret, only whether one is set. */

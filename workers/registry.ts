@@ -1,6 +1,7 @@
 import type { JobDefinition } from './types';
 import { alertsJob } from './jobs/alerts';
-import { paymentBackfillJob } from './jobs/payment-backfill';
+import { integrationBackfillJob } from './jobs/integration-backfill';
+import { searchRefreshJob } from './jobs/search-refresh';
 import { backfillReconcilerJob } from './jobs/backfill-reconciler';
 
 /**
@@ -9,5 +10,6 @@ import { backfillReconcilerJob } from './jobs/backfill-reconciler';
  */
 export const JOBS: JobDefinition<any>[] = [];
 JOBS.push(alertsJob);
-JOBS.push(paymentBackfillJob);
+JOBS.push(integrationBackfillJob);
 JOBS.push(backfillReconcilerJob);
+JOBS.push(searchRefreshJob);

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { BACKFILL_STATES, IntegrationRepo, integrationOut } from '../../model/integrations';
 import { connect, disconnect, resync } from '../../integrations/connections';
+import { providerNamed } from '../../integrations/providers';
 import { canReach } from '../auth';
 import { pageArray, pagingQuery } from '../paging';
-import type { RouteRegistrar } from '../route';
+import { parseBody, type RouteRegistrar } from '../route';
 
 /**
- * Payment provider connections (PRODUCT.md §5; spec "Integrations"). `revenue:write` connects,
+ * Provider connections, Stripe and Search Console (PRODUCT.md §5; spec "Integrations"). `revenue:write` connects,
  * disconnects and re-syncs; `revenue:read` lists. Secrets go in and never come back out: the
  * answer says only whether a webhook secret is set.
  */
@@ -17,33 +18,36 @@ const IntegrationOut = z.object({
   webhook: z.object({ configured: z.boolean(), last_received_at: z.string().nullable() }),
   backfill: z.object({
     state: z.enum(BACKFILL_STATES),
-    counts: z.object({ payments: z.number().int(), subscriptions: z.number().int(), pages: z.number().int() }),
+    counts: z.record(z.string(), z.number().int()).openapi({
+      description: 'What the import stored so far, by provider (stripe: payments, subscriptions; search_console: days, rows), and the pages read.',
+    }),
     started_at: z.string().nullable(),
     finished_at: z.string().nullable(),
     error: z.string().nullable(),
   }),
 });
 
-const ConnectBody = z.strictObject({
-  secret_key: z.string({ error: 'is required: a Stripe secret key (sk_...) or restricted key (rk_...)' })
-    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/, { error: 'must be a Stripe secret key (sk_live_..., sk_test_...) or restricted key (rk_...)' }),
-  webhook_secret: z.string().regex(/^whsec_[A-Za-z0-9+/=]{8,}$/, { error: 'must be the endpoint signing secret Stripe shows (whsec_...)' }).optional(),
+/** Each provider's body is checked in the handler against its own schema (providers.ts), unknown fields refused. */
+const ConnectBody = z.record(z.string(), z.unknown()).openapi({
+  description: 'stripe: {secret_key, webhook_secret?}. search_console: {property, service_account} where service_account is the ' +
+    'JSON key file of a Google service account added as a user of the Search Console property.',
 });
 
 const ResyncOut = z.object({ provider: z.string(), backfill: z.object({ state: z.enum(BACKFILL_STATES) }) });
 
 export default function integrationRoutes(r: RouteRegistrar): void {
   r.route({
-    method: 'put', path: '/sites/{siteId}/integrations/{provider}', summary: 'Connect a payment provider (queues a full import)',
+    method: 'put', path: '/sites/{siteId}/integrations/{provider}', summary: 'Connect a provider: stripe or search_console (queues a full import)',
     tag: 'integrations', scope: 'revenue:write', body: ConnectBody, response: IntegrationOut,
     async handler({ app, site, params, body }) {
-      const row = await connect(app, site.id, params.provider, body);
+      const provider = providerNamed(params.provider);
+      const row = await connect(app, site.id, provider, parseBody(provider.connectBody, body));
       return { data: integrationOut(row), meta: { site_id: site.id } };
     },
   });
 
   r.route({
-    method: 'delete', path: '/sites/{siteId}/integrations/{provider}', summary: 'Disconnect (stored payments stay)',
+    method: 'delete', path: '/sites/{siteId}/integrations/{provider}', summary: 'Disconnect (imported data stays)',
     tag: 'integrations', scope: 'revenue:write', response: z.object({ provider: z.string(), deleted: z.literal(true) }),
     async handler({ app, site, params }) {
       await disconnect(app.store, site.id, params.provider);
@@ -52,7 +56,7 @@ export default function integrationRoutes(r: RouteRegistrar): void {
   });
 
   r.route({
-    method: 'post', path: '/sites/{siteId}/integrations/{provider}/resync', summary: 'Clear stored payments and re-import them from the beginning',
+    method: 'post', path: '/sites/{siteId}/integrations/{provider}/resync', summary: 'Clear what the provider imported and import it again from the beginning',
     tag: 'integrations', scope: 'revenue:write', response: ResyncOut, status: 202,
     async handler({ app, site, params }) {
       const row = await resync(app, site.id, params.provider);

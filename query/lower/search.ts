@@ -7,8 +7,9 @@ import { pageBounds, siteParam } from './common';
 
 /**
  * Search reports (`/search/*`): figures imported from the search console, one row per (Pacific
- * date, term, hostname, path) in `search_console`, read FINAL (a re-import replaces a day). Ratios are
- * stored as summable parts (`position_sum` = position x impressions), so every total is exact.
+ * date, term, hostname, path) in `search_console`, read FINAL without tombstones (a re-import replaces
+ * a day whole: integrations/search-console.ts). Ratios are stored as summable parts (`position_sum` =
+ * position x impressions), so every total is exact.
  */
 export const SEARCH_PROVIDER = 'search_console';
 export const SEARCH_TABLE = 'search_console';
@@ -38,6 +39,7 @@ export function searchDates(q: ReportQuery): SearchDates | null {
 function rowsWhere(q: ReportQuery, d: SearchDates): Expr {
   return and(
     eq(col('site_id'), siteParam(q)),
+    eq(col('is_deleted'), lit(0)),
     bin('>=', col('date'), param('Date', d.first)),
     bin('<=', col('date'), param('Date', d.last)),
     q.terms ? inSet(col('term'), param('Array(String)', [...q.terms])) : undefined,

@@ -226,7 +226,7 @@ describe('failures and recovery', () => {
     expect((await put(t, { secret_key: KEY })).status).toBe(200);
     await backfillState(t, 'completed');
     // A generation recorded as queued in ClickHouse with no job in Redis (as after a Redis restart).
-    await new IntegrationRepo(svc.running.ctx.store).update(t.siteId, (row) => row && { ...row, ...queuedBackfill(t.siteId) });
+    await new IntegrationRepo(svc.running.ctx.store).update(t.siteId, (row) => row && { ...row, ...queuedBackfill(t.siteId, ['payments', 'subscriptions']) });
     await new Promise((r) => setTimeout(r, 300));
     expect((await connection(t)).backfill.state).toBe('queued');
     const reconcile = svc.running.ctx.queues.definition('backfill-reconciler')!;

@@ -69,6 +69,14 @@ ALTER TABLE {db}.sites {on_cluster} ADD COLUMN IF NOT EXISTS y String;`;
     ]);
   });
 
+  test('a comment above a column change (even one naming an index or a delete) does not keep it off the Distributed table', () => {
+    const sql = `-- rows are deleted by tombstones; no INDEX here
+ALTER TABLE {db}.{local:events} {on_cluster} ADD COLUMN IF NOT EXISTS x String;`;
+    const rendered = renderMigration(sql, { database: 'd', cluster: 'c' });
+    expect(rendered).toHaveLength(2);
+    expect(rendered[1]).toContain('ALTER TABLE d.events ON CLUSTER c ADD COLUMN IF NOT EXISTS x String');
+  });
+
   test('two migration files with one number are refused', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'tally-mig-'));
     writeFileSync(path.join(dir, '0004_a.sql'), 'SELECT 1;');

@@ -482,3 +482,8 @@ ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS backfill_cursor String D
 ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS backfill_job String DEFAULT '' AFTER backfill_cursor;
 
 ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS webhook_last_at Nullable(DateTime64(3, 'UTC')) AFTER backfill_job;
+
+-- A Search Console day is replaced whole when it is imported again: rows the new import no longer
+-- has are tombstoned (is_deleted = 1 at a newer version), as a re-sync tombstones every row of the
+-- site. Readers read FINAL and skip tombstones.
+ALTER TABLE tally.search_console ADD COLUMN IF NOT EXISTS is_deleted UInt8 DEFAULT 0 AFTER version;

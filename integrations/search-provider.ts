@@ -1,0 +1,115 @@
+import { createPrivateKey } from 'node:crypto';
+import { z } from 'zod';
+import { AppError, invalidRequest } from '../core/errors';
+import { nowMs } from '../core/clock';
+import type { BackfillRun, Provider } from './provider';
+import {
+  SEARCH_CONSOLE, clearRows, consoleDate, datesWithData, importDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
+} from './search-console';
+import { googleFailure } from './google-errors';
+
+/**
+ * Search Console as a provider: connected with a property and the JSON key of a service account the
+ * property's owner added as a user (Settings, Users and permissions: "Restricted" is enough). The
+ * import reads every day the console still holds that has impressions, newest first, a day per unit
+ * (cursor: the last day stored); the refresh job (workers/jobs/search-refresh.ts) keeps the recent,
+ * not yet final days current afterwards. A re-sync clears the site's search rows.
+ */
+const isPrivateKey = (pem: string) => {
+  try {
+    return createPrivateKey(pem).asymmetricKeyType === 'rsa';
+  } catch {
+    return false;
+  }
+};
+
+/** The key file Google hands out, as an object or as its text; its other fields are accepted and not kept. */
+const KeyFile = z.strictObject({
+  type: z.literal('service_account', { error: 'must be "service_account" (a service account key file)' }).optional(),
+  client_email: z.string({ error: 'is required: the service account\'s email, from its JSON key file' })
+    .regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, { error: 'must be the service account\'s email (...@....iam.gserviceaccount.com)' }),
+  private_key: z.string({ error: 'is required: the PEM private key from the JSON key file' })
+    .refine(isPrivateKey, { error: 'must be the RSA private key of the JSON key file (-----BEGIN PRIVATE KEY-----...)' }),
+  private_key_id: z.string().max(200).optional(),
+  project_id: z.string().optional(), client_id: z.string().optional(), auth_uri: z.string().optional(), token_uri: z.string().optional(),
+  auth_provider_x509_cert_url: z.string().optional(), client_x509_cert_url: z.string().optional(), universe_domain: z.string().optional(),
+}, {
+  error: (issue) => (issue.input === undefined
+    ? 'is required: the service account\'s JSON key file (object or text)'
+    : 'must be the service account\'s JSON key file (object or text)'),
+});
+
+const fromText = (v: unknown) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return v;
+  }
+};
+
+const ConnectBody = z.strictObject({
+  property: z.string({ error: 'is required: the Search Console property, "sc-domain:example.com" or "https://www.example.com/"' })
+    .regex(/^(sc-domain:[a-z0-9-]+(\.[a-z0-9-]+)+|https?:\/\/[^\s/]+\/\S*)$/i, {
+      error: 'must be a Search Console property: "sc-domain:example.com" (a domain property) or a URL prefix ending in "/" ("https://www.example.com/")',
+    }),
+  service_account: z.preprocess(fromText, KeyFile),
+});
+type ConnectInput = z.infer<typeof ConnectBody>;
+
+const toCredentials = (input: ConnectInput): SearchCredentials => ({
+  property: input.property,
+  client_email: input.service_account.client_email,
+  private_key: input.service_account.private_key,
+  private_key_id: input.service_account.private_key_id,
+});
+
+/** The account must read the property (all an import does): refusals are the caller's 400, an outage a 503. */
+async function verify(input: ConnectInput, config: { googleApiUrl?: URL }): Promise<void> {
+  const c = toCredentials(input);
+  let level: string | null | undefined;
+  try {
+    level = (await searchClient(c, config.googleApiUrl).sites.get({ siteUrl: c.property })).data.permissionLevel;
+  } catch (err) {
+    const failure = googleFailure(err);
+    if (failure === 'credentials') throw invalidRequest('service_account: Google refused this key (deleted or disabled key, or not a key of this account).');
+    if (failure === 'access') {
+      throw invalidRequest(`property: ${c.client_email} may not read ${c.property}; add it as a user of the property in Search Console (Settings, Users and permissions).`);
+    }
+    throw new AppError(503, 'provider_unavailable', 'Google could not be reached to check the service account; try again shortly.', undefined, { 'Retry-After': '30' });
+  }
+  if (level === 'siteUnverifiedUser') throw invalidRequest(`property: ${c.property} is not verified in Search Console; verify it first.`);
+}
+
+/** Days with data, newest first, from the day before the cursor (or today) back to the console's oldest. */
+async function importAll(run: BackfillRun<SearchCredentials>): Promise<boolean> {
+  const c = run.credentials;
+  const sc = searchClient(c, run.ctx.config.googleApiUrl);
+  const today = consoleDate(nowMs());
+  const last = run.row.backfill_cursor ? shiftDate(run.row.backfill_cursor, -1) : today;
+  const days = await datesWithData(sc, c.property, retentionStart(today), last);
+  for (const day of days) {
+    const done = await importDay(sc, run.ctx.store, run.siteId, c.property, day);
+    if (!(await run.progress(day, { days: 1, rows: done.rows, pages: done.requests }))) return false;
+  }
+  return true;
+}
+
+export const searchConsoleProvider: Provider<ConnectInput, SearchCredentials> = {
+  name: SEARCH_CONSOLE,
+  label: 'Search Console',
+  connectBody: ConnectBody,
+  verify,
+  credentials: toCredentials,
+  webhookSecret: () => undefined,
+  counts: ['days', 'rows'],
+  importAll,
+  purge: (store, siteId) => clearRows(store, siteId),
+  permanent: (err) => googleFailure(err) !== 'unavailable',
+  describe(err) {
+    const failure = googleFailure(err);
+    if (failure === 'credentials') return 'Google refused the service account key (deleted or disabled?); connect again with a valid key.';
+    if (failure === 'access') return 'The service account may no longer read the property; add it again as a user in Search Console.';
+    return `Search Console: ${(err as Error).message}`;
+  },
+};

@@ -1,0 +1,47 @@
+import { nowMs } from '../core/clock';
+import { logger } from '../core/logger';
+import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
+import type { WorkerContext } from '../workers/types';
+import { openCredentials } from './providers';
+import { SEARCH_CONSOLE, consoleDate, importDay, oldestNotFinal, searchClient, shiftDate, type SearchCredentials } from './search-console';
+import { searchConsoleProvider } from './search-provider';
+
+/**
+ * After the full import, the console's recent days keep changing: a day appears about two days late
+ * and is final about a day after that. A refresh re-imports, whole, every day from today back to the
+ * oldest day stored as not final, and at least the last REFRESH_DAYS days (so a day that gained its
+ * first impressions late is picked up, and one that lost them is cleared).
+ */
+export const REFRESH_DAYS = 5;
+
+/** Refresh every completed Search Console import; returns how many connections were visited. */
+export async function refreshSearch(ctx: WorkerContext): Promise<number> {
+  const repo = new IntegrationRepo(ctx.store);
+  const rows = await repo.imported(SEARCH_CONSOLE);
+  for (const row of rows) {
+    await refreshSite(ctx, repo, row).catch((err: Error) => logger.warn({ err: err.message, site: row.site_id }, 'search console refresh failed; next run retries'));
+  }
+  return rows.length;
+}
+
+async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: IntegrationRow): Promise<void> {
+  const c = openCredentials<SearchCredentials>(ctx.secrets, row);
+  const sc = searchClient(c, ctx.config.googleApiUrl);
+  const today = consoleDate(nowMs());
+  const oldest = await oldestNotFinal(ctx.store, row.site_id);
+  const recent = shiftDate(today, -(REFRESH_DAYS - 1));
+  const first = oldest && oldest < recent ? oldest : recent;
+  let error: string | null = null;
+  try {
+    for (let day = today; day >= first; day = shiftDate(day, -1)) await importDay(sc, ctx.store, row.site_id, c.property, day);
+  } catch (err) {
+    // An outage is retried by the next run; a refusal (revoked key, access removed) is shown on
+    // GET /integrations until a refresh succeeds again.
+    if (!searchConsoleProvider.permanent(err)) throw err;
+    error = searchConsoleProvider.describe(err);
+  }
+  await repo.update(row.site_id, (stored) => {
+    const same = stored && stored.backfill_job === row.backfill_job && stored.backfill_state === 'completed';
+    return same && stored.backfill_error !== error ? { ...stored, backfill_error: error } : undefined;
+  });
+}

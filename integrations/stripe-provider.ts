@@ -1,0 +1,125 @@
+import Stripe from 'stripe';
+import { z } from 'zod';
+import type { Store } from '../clickhouse/store';
+import { AppError, invalidRequest } from '../core/errors';
+import { nextVersion } from '../core/ids';
+import type { BackfillRun, Provider } from './provider';
+import { REBUILT_LIFECYCLE, STRIPE, paymentRow, stripeClient, subscriptionRows, type StripeCredentials } from './stripe';
+
+/**
+ * Stripe as a provider: connected with a secret or restricted key (and optionally the webhook's
+ * signing secret); the import reads every charge (PaymentIntent expanded), then every subscription
+ * (their starts and ends), newest first, 100 per page; a re-sync clears the payments and the
+ * lifecycle kinds the import rebuilds.
+ */
+export const PAGE_SIZE = 100;
+
+const ConnectBody = z.strictObject({
+  secret_key: z.string({ error: 'is required: a Stripe secret key (sk_...) or restricted key (rk_...)' })
+    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/, { error: 'must be a Stripe secret key (sk_live_..., sk_test_...) or restricted key (rk_...)' }),
+  webhook_secret: z.string().regex(/^whsec_[A-Za-z0-9+/=]{8,}$/, { error: 'must be the endpoint signing secret Stripe shows (whsec_...)' }).optional(),
+});
+type ConnectInput = z.infer<typeof ConnectBody>;
+
+interface Page {
+  ids: string[];
+  hasMore: boolean;
+  table: 'payments' | 'lifecycle_events';
+  rows: object[];
+}
+
+/** The import's phases in order; the stored cursor is `<phase>:<last id>`. */
+const PHASES = {
+  charges: {
+    counts: 'payments',
+    async page(stripe: Stripe, siteId: string, after: string | undefined): Promise<Page> {
+      const page = await stripe.charges.list({ limit: PAGE_SIZE, starting_after: after, expand: ['data.payment_intent'] });
+      const version = nextVersion();
+      return { ids: page.data.map((c) => c.id), hasMore: page.has_more, table: 'payments', rows: page.data.map((c) => paymentRow(siteId, c, version)) };
+    },
+  },
+  subscriptions: {
+    counts: 'subscriptions',
+    async page(stripe: Stripe, siteId: string, after: string | undefined): Promise<Page> {
+      const page = await stripe.subscriptions.list({ limit: PAGE_SIZE, status: 'all', starting_after: after });
+      const version = nextVersion();
+      return { ids: page.data.map((s) => s.id), hasMore: page.has_more, table: 'lifecycle_events', rows: page.data.flatMap((s) => subscriptionRows(siteId, s, version)) };
+    },
+  },
+} satisfies Record<string, { counts: string; page: (s: Stripe, site: string, after?: string) => Promise<Page> }>;
+type Phase = keyof typeof PHASES;
+const ORDER = Object.keys(PHASES) as Phase[];
+
+function parseCursor(cursor: string): { phase: Phase; after: string | undefined } {
+  const [phase, after] = cursor.split(':') as [Phase, string | undefined];
+  return ORDER.includes(phase) ? { phase, after: after || undefined } : { phase: ORDER[0], after: undefined };
+}
+
+/** Pages from the stored cursor on: each page stored, then the cursor moved past it. */
+async function importAll(run: BackfillRun<StripeCredentials>): Promise<boolean> {
+  const stripe = stripeClient(run.credentials.secret_key, run.ctx.config.stripeApiUrl);
+  let { phase, after } = parseCursor(run.row.backfill_cursor);
+  for (;;) {
+    const page = await PHASES[phase].page(stripe, run.siteId, after);
+    if (page.rows.length) await run.ctx.store.insert(page.table, page.rows);
+    after = page.ids[page.ids.length - 1] ?? after;
+    // Where a restart goes on: this phase after its last stored id, else the next phase from its start.
+    const following = page.hasMore ? phase : ORDER[ORDER.indexOf(phase) + 1];
+    const cursor = following === phase || following === undefined ? `${phase}:${after ?? ''}` : `${following}:`;
+    if (!(await run.progress(cursor, { [PHASES[phase].counts]: page.ids.length }))) return false;
+    if (following === undefined) return true;
+    if (following !== phase) [phase, after] = [following, undefined];
+  }
+}
+
+/** The key must list charges (all a backfill does): a wrong key is the caller's 400, an unreachable Stripe a 503. */
+async function verify(input: ConnectInput, config: { stripeApiUrl?: URL }): Promise<void> {
+  try {
+    await stripeClient(input.secret_key, config.stripeApiUrl).charges.list({ limit: 1 });
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeAuthenticationError) throw invalidRequest('secret_key: Stripe refused this key.');
+    if (err instanceof Stripe.errors.StripePermissionError) {
+      throw invalidRequest('secret_key: this key may not read charges; a restricted key needs read access to Charges and PaymentIntents.');
+    }
+    throw new AppError(503, 'provider_unavailable', 'Stripe could not be reached to check the key; try again shortly.', undefined, { 'Retry-After': '30' });
+  }
+}
+
+/**
+ * What a re-sync clears before the full import: the site's stored payments of the provider and the
+ * lifecycle events an import rebuilds (starts and ends). Written as tombstones (is_deleted = 1 at a
+ * newer version) of exactly the rows stored now, read FINAL like every reader does, so the purge has
+ * finished when the statement returns, on one node or a cluster alike.
+ */
+async function purge(store: Store, siteId: string): Promise<void> {
+  const params = { s: siteId, p: STRIPE, v: nextVersion(), k: [...REBUILT_LIFECYCLE] };
+  const payments = store.table('payments');
+  const payCols = 'site_id, provider, payment_id, visitor_id, session_id, amount_cents, refunded_cents, currency, status, paid_at';
+  await store.command(
+    `INSERT INTO ${payments} (${payCols}, version, is_deleted) SELECT ${payCols}, {v:UInt64}, 1 FROM ${payments} FINAL
+     WHERE site_id = {s:UUID} AND provider = {p:String} AND is_deleted = 0`, params);
+  const lifecycle = store.table('lifecycle_events');
+  const lcCols = 'site_id, provider, event_id, kind, subscription_id, occurred_at';
+  await store.command(
+    `INSERT INTO ${lifecycle} (${lcCols}, version, is_deleted) SELECT ${lcCols}, {v:UInt64}, 1 FROM ${lifecycle} FINAL
+     WHERE site_id = {s:UUID} AND provider = {p:String} AND kind IN {k:Array(String)} AND is_deleted = 0`, params);
+}
+
+export const stripeProvider: Provider<ConnectInput, StripeCredentials> = {
+  name: STRIPE,
+  label: 'Stripe',
+  connectBody: ConnectBody,
+  verify,
+  credentials: (input) => ({ secret_key: input.secret_key }),
+  webhookSecret: (input) => input.webhook_secret,
+  counts: ['payments', 'subscriptions'],
+  importAll,
+  purge,
+  permanent: (err) => err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError ||
+    err instanceof Stripe.errors.StripeInvalidRequestError,
+  describe(err) {
+    if (err instanceof Stripe.errors.StripeAuthenticationError) return 'Stripe refused the secret key (revoked or rolled?); connect again with a valid key.';
+    if (err instanceof Stripe.errors.StripePermissionError) return 'The key may not list charges or subscriptions; give a restricted key read access to them.';
+    return `Stripe: ${(err as Error).message}`;
+  },
+};
