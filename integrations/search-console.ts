@@ -31,8 +31,16 @@ export interface SearchCredentials {
   private_key_id?: string;
 }
 
+/**
+ * Node's own fetch for both the token exchange and the API: gaxios would otherwise load node-fetch
+ * with a dynamic ESM import on first use, one more HTTP stack (and one Jest's VM cannot load).
+ */
+const HTTP = { fetchImplementation: fetch, timeout: 20_000 };
+
 export function searchClient(c: SearchCredentials, apiUrl?: URL): searchconsole_v1.Searchconsole {
-  const jwt = new auth.JWT({ email: c.client_email, key: c.private_key, keyId: c.private_key_id, scopes: [SEARCH_SCOPE] });
+  const jwt = new auth.JWT({
+    email: c.client_email, key: c.private_key, keyId: c.private_key_id, scopes: [SEARCH_SCOPE], transporterOptions: HTTP,
+  });
   if (apiUrl) {
     // The token endpoint is fixed in the auth library; the assertion's audience stays Google's, as the
     // real endpoint checks it.
@@ -41,7 +49,7 @@ export function searchClient(c: SearchCredentials, apiUrl?: URL): searchconsole_
       resolved: async (opts) => (String(opts.url).startsWith(GOOGLE_TOKEN_URL) ? { ...opts, url: new URL(tokenUrl) } : opts),
     });
   }
-  return searchconsole({ version: 'v1', auth: jwt, rootUrl: apiUrl?.href, timeout: 20_000 });
+  return searchconsole({ version: 'v1', auth: jwt, rootUrl: apiUrl?.href, ...HTTP });
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');

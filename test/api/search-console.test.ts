@@ -1,0 +1,246 @@
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+import { request } from '../support/http';
+import { startGoogleDouble, type ConsoleRow, type GoogleDouble, type ServiceAccountKey } from '../support/google-double';
+import { IntegrationRepo, queuedBackfill } from '../../model/integrations';
+import { consoleDate, shiftDate } from '../../integrations/search-console';
+import { SEARCH_REFRESH_QUEUE } from '../../workers/jobs/search-refresh';
+
+/**
+ * Search Console connections end to end: the official client (`@googleapis/searchconsole`, with its
+ * service-account token exchange) against a local double of Google's token endpoint and API, the
+ * import and the refresh on the real BullMQ workers and Redis, rows read back through /search/*.
+ */
+let svc: TestService;
+let google: GoogleDouble;
+const today = consoleDate(Date.now());
+const day = (n: number) => shiftDate(today, -n);
+
+beforeAll(async () => {
+  google = await startGoogleDouble();
+  svc = await startTestService({ TALLY_GOOGLE_API_URL: google.url, TALLY_RATE_LIMIT_PER_MINUTE: '100000' });
+});
+afterAll(async () => {
+  await svc.stop();
+  await google.close();
+});
+
+const put = (t: Tenant, body: unknown, token = t.token) =>
+  svc.api('PUT', `/sites/${t.siteId}/integrations/search_console`, { token, body });
+const connection = async (t: Tenant) =>
+  (await svc.api('GET', '/integrations', { token: t.token })).body.data.find((c: { site_id: string }) => c.site_id === t.siteId);
+
+async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const backfillState = (t: Tenant, state: string) => until(`backfill ${state}`, () => connection(t), (c) => c?.backfill.state === state);
+
+/** Search figures over `first`..`last` (console dates), read through the API. */
+const WINDOW = (first: string, last: string) => new URLSearchParams({ from: `${first}T00:00:00Z`, to: `${shiftDate(last, 1)}T00:00:00Z`, tz: 'UTC' });
+const totals = async (t: Tenant, first = day(60), last = today) =>
+  (await svc.api('GET', `/sites/${t.siteId}/search/totals?${WINDOW(first, last)}`, { token: t.token })).body.data;
+const terms = async (t: Tenant, first = day(60), last = today) =>
+  (await svc.api('GET', `/sites/${t.siteId}/search/terms?${WINDOW(first, last)}&limit=50`, { token: t.token })).body.data;
+
+/** What the console's own totals over these rows are. */
+function expected(rows: ConsoleRow[]) {
+  const clicks = rows.reduce((s, r) => s + r.clicks, 0);
+  const impressions = rows.reduce((s, r) => s + r.impressions, 0);
+  const position = rows.reduce((s, r) => s + r.position * r.impressions, 0) / impressions;
+  return { clicks, impressions, ctr: Number((clicks / impressions).toFixed(4)), position: Number(position.toFixed(2)) };
+}
+
+/** Days the import asked the console for, one query per (day, request). */
+const dayQueries = (property: string) => google.requests
+  .filter((r) => r.path.endsWith(`${property}/searchAnalytics/query`) && (r.body.dimensions as string[]).includes('query'))
+  .map((r) => r.body.startDate as string);
+
+describe('connecting', () => {
+  let t: Tenant;
+  let account: ServiceAccountKey;
+  const property = 'sc-domain:connect.example';
+  beforeAll(async () => {
+    t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    account = google.serviceAccount('connect');
+    google.grant(account.client_email, property);
+  });
+
+  test.each([
+    [{}, 'property'],
+    [{ property: 'connect.example' }, 'property'],
+    [{ property: 'https://connect.example' }, 'property'],
+    [{ property: 'sc-domain:connect.example' }, 'service_account'],
+    [{ property: 'sc-domain:connect.example', service_account: 'not json' }, 'service_account'],
+    [{ property: 'sc-domain:connect.example', service_account: { client_email: 'a@b.iam.gserviceaccount.com', private_key: 'nope' } }, 'service_account.private_key'],
+    [{ property: 'sc-domain:connect.example', service_account: { private_key: 'x' } }, 'service_account.client_email'],
+  ])('refuses %j with 400 naming %s', async (body, field) => {
+    const res = await put(t, body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+    expect(res.body.error.message).toContain(field);
+  });
+
+  test('a key Google refuses, a property the account may not read, an unverified one: 400s that say so; nothing stored', async () => {
+    const gone = google.serviceAccount('gone');
+    google.grant(gone.client_email, property);
+    google.deleteKey(gone.client_email);
+    const refused = await put(t, { property, service_account: gone });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/^service_account: Google refused this key/);
+
+    const other = await put(t, { property: 'sc-domain:not-granted.example', service_account: account });
+    expect(other.status).toBe(400);
+    expect(other.body.error.message).toContain(`property: ${account.client_email} may not read sc-domain:not-granted.example`);
+
+    google.grant(account.client_email, 'https://unverified.example/', 'siteUnverifiedUser');
+    const unverified = await put(t, { property: 'https://unverified.example/', service_account: account });
+    expect(unverified.status).toBe(400);
+    expect(unverified.body.error.message).toMatch(/not verified/);
+    expect(await connection(t)).toBeUndefined();
+  });
+
+  test('Google unreachable while checking is 503 provider_unavailable with Retry-After, not a 500', async () => {
+    google.failNext(4, { path: '/webmasters/v3/sites/' }); // the client's try and its three retries
+    const res = await put(t, { property, service_account: account });
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('provider_unavailable');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await connection(t)).toBeUndefined();
+  });
+
+  test('a site connected to another provider is 409 naming it; the unknown-provider 404 lists search_console', async () => {
+    await new IntegrationRepo(svc.running.ctx.store).update(t.siteId, () => ({
+      site_id: t.siteId, provider: 'stripe', credentials: '', webhook_secret: '', connected_at: '2026-01-01 00:00:00.000',
+      webhook_last_at: null, ...queuedBackfill(t.siteId, []), backfill_state: 'completed',
+    }));
+    const res = await put(t, { property, service_account: account });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('conflict');
+    expect(res.body.error.message).toContain('connected to stripe');
+    expect((await connection(t)).provider).toBe('stripe');
+    expect((await svc.api('DELETE', `/sites/${t.siteId}/integrations/stripe`, { token: t.token })).status).toBe(200);
+
+    const unknown = await svc.api('PUT', `/sites/${t.siteId}/integrations/bing`, { token: t.token, body: {} });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.message).toContain('search_console');
+  });
+
+  test('the key file may be sent as its text; the answer and the listing never hold the key', async () => {
+    const extra = await put(t, { property, service_account: account, secret_key: 'sk_test_abcdefghijkl' });
+    expect(extra.status).toBe(400);
+    expect(extra.body.error.message).toContain('"secret_key"');
+    const res = await put(t, { property, service_account: JSON.stringify(account) });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ site_id: t.siteId, provider: 'search_console', webhook: { configured: false } });
+    const listed = await backfillState(t, 'completed');
+    expect(listed.backfill.counts).toEqual({ days: 0, rows: 0, pages: 0 });
+    const all = JSON.stringify([res.body, (await svc.api('GET', '/integrations', { token: t.token })).body]);
+    expect(all).not.toContain('PRIVATE KEY');
+    expect(all).not.toContain(account.private_key_id);
+    // No webhooks for this provider.
+    const hook = await request('POST', `${svc.base}/webhooks/search_console/${t.siteId}`, { raw: '{}', headers: { 'content-type': 'application/json' } });
+    expect(hook.status).toBe(404);
+  });
+});
+
+describe('the import, the refresh, re-sync and disconnect', () => {
+  let t: Tenant;
+  let account: ServiceAccountKey;
+  const property = 'https://www.shop.example/';
+  let rows: ConsoleRow[];
+  const PAGED = day(9); // a day with more rows than one page of the API holds
+
+  beforeAll(async () => {
+    t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    account = google.serviceAccount('shop');
+    google.grant(account.client_email, property, 'siteOwner');
+    rows = google.rows(property);
+    rows.push(
+      { date: day(40), query: 'tally', page: 'https://www.shop.example/', clicks: 10, impressions: 100, position: 2 },
+      { date: day(40), query: 'web analytics', page: 'https://www.shop.example/pricing', clicks: 3, impressions: 300, position: 11.5 },
+      // Two URLs the table keeps as one path (query strings are not paths): summed, position weighted.
+      { date: day(2), query: 'tally', page: 'https://www.shop.example/docs?ref=a', clicks: 4, impressions: 40, position: 3 },
+      { date: day(2), query: 'tally', page: 'https://www.shop.example/docs?ref=b', clicks: 1, impressions: 10, position: 8 },
+      { date: day(1), query: 'tally pricing', page: 'https://www.shop.example/pricing', clicks: 2, impressions: 20, position: 1.5 },
+      { date: day(1), query: 'cheap analytics', page: 'https://www.shop.example/', clicks: 0, impressions: 30, position: 25 },
+      ...Array.from({ length: 25_010 }, (_, i) => ({
+        date: PAGED, query: `long tail ${i}`, page: `https://www.shop.example/p/${i % 97}`, clicks: i % 3, impressions: 1 + (i % 5), position: 1 + (i % 40),
+      })),
+    );
+    google.firstIncompleteDate = day(1);
+  });
+
+  test('imports every day with data, newest first, every page of a day; totals and terms match the console', async () => {
+    expect((await put(t, { property, service_account: account })).status).toBe(200);
+    const done = await backfillState(t, 'completed');
+    // 4 days; the paged day summed per (term, path) is 25,010 rows; /docs twice is one row.
+    expect(done.backfill.counts).toEqual({ days: 4, rows: 2 + 25_010 + 1 + 2, pages: 5 });
+    expect(done.backfill.error).toBeNull();
+    expect(dayQueries(property)).toEqual([day(1), day(2), PAGED, PAGED, day(40)]);
+
+    expect(await totals(t)).toEqual({ ...expected(rows), partial: true });
+    expect(await totals(t, day(40), day(10))).toEqual({ ...expected(rows.filter((r) => r.date === day(40))), partial: false });
+    const docs = (await terms(t, day(2), day(2)))[0];
+    expect(docs).toMatchObject({ term: 'tally', clicks: 5, impressions: 50, position: 4 }); // (3 x 40 + 8 x 10) / 50
+    expect(docs.pages).toEqual([{ hostname: 'www.shop.example', path: '/docs', clicks: 5 }]);
+  });
+
+  test('the refresh re-imports recent days whole: a day turned final, a term gone, a new day', async () => {
+    const gone = rows.findIndex((r) => r.query === 'cheap analytics');
+    rows.splice(gone, 1);
+    rows.find((r) => r.query === 'tally pricing')!.clicks = 7;
+    rows.push({ date: today, query: 'tally', page: 'https://www.shop.example/', clicks: 1, impressions: 9, position: 4 });
+    google.firstIncompleteDate = today;
+    await svc.running.ctx.queues.enqueue(SEARCH_REFRESH_QUEUE, {}, `refresh-${Date.now()}`);
+
+    const recent = await until('refreshed totals', () => totals(t, day(2), today), (v) => v?.clicks === 5 + 7 + 1);
+    expect(recent).toEqual({ ...expected(rows.filter((r) => r.date >= day(2))), partial: true });
+    expect((await terms(t, day(1), day(1))).map((r: { term: string }) => r.term)).toEqual(['tally pricing']);
+    expect((await totals(t, day(2), day(1)))!.partial).toBe(false);
+    // The old days were not asked for again.
+    expect(dayQueries(property).filter((d) => d === day(40))).toHaveLength(1);
+  });
+
+  test('a refresh refused by Google shows its error on GET /integrations until one succeeds', async () => {
+    google.revoke(account.client_email, property);
+    await svc.running.ctx.queues.enqueue(SEARCH_REFRESH_QUEUE, {}, `refresh-${Date.now()}`);
+    const failed = await until('refresh error', () => connection(t), (c) => c?.backfill.error !== null);
+    expect(failed.backfill).toMatchObject({ state: 'completed', error: expect.stringMatching(/may no longer read the property/) });
+
+    google.grant(account.client_email, property, 'siteOwner');
+    await svc.running.ctx.queues.enqueue(SEARCH_REFRESH_QUEUE, {}, `refresh-${Date.now()}`);
+    await until('refresh error cleared', () => connection(t), (c) => c?.backfill.error === null);
+  });
+
+  test('an import that fails part way resumes after the last stored day; nothing is counted twice', async () => {
+    const before = dayQueries(property).length;
+    // The re-sync's dates query passes, today and day 1 pass, day 2's query fails once.
+    google.failNext(1, { path: 'searchAnalytics', after: 3 });
+    expect((await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token })).status).toBe(202);
+    const done = await until('re-import', () => connection(t), (c) => c?.backfill.state === 'completed' && c.backfill.counts.days === 5, 60_000);
+    expect(done.backfill.counts).toEqual({ days: 5, rows: 1 + 1 + 1 + 25_010 + 2, pages: 6 });
+    // today and day 1 (stored before the failure) once; day 2 failed, then asked again; the rest once.
+    expect(dayQueries(property).slice(before)).toEqual([today, day(1), day(2), day(2), PAGED, PAGED, day(40)]);
+    expect(await totals(t)).toEqual({ ...expected(rows), partial: true });
+  });
+
+  test('re-sync clears what the console no longer has; disconnect keeps rows but the reports say nothing', async () => {
+    const old = rows.filter((r) => r.date === day(40));
+    rows.splice(0, rows.length, ...rows.filter((r) => r.date !== day(40)));
+    expect((await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token })).status).toBe(202);
+    await until('re-sync', () => connection(t), (c) => c?.backfill.state === 'completed' && c.backfill.counts.days === 4);
+    expect(await totals(t, day(40), day(40))).toBeNull();
+    expect(await totals(t)).toEqual({ ...expected(rows), partial: true });
+    rows.push(...old);
+
+    expect((await svc.api('DELETE', `/sites/${t.siteId}/integrations/search_console`, { token: t.token })).status).toBe(200);
+    expect(await connection(t)).toBeUndefined();
+    expect(await totals(t)).toBeNull();
+    expect((await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token })).status).toBe(404);
+  });
+});
