@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
+import { backfillState as backfillOf, connectionOf, listIntegrations } from '../support/integrations';
 import { startStripeDouble, type DoubleCharge, type StripeDouble } from '../support/stripe-double';
 import { visitorIdFor } from '../../ingest/hash';
 import { IntegrationRepo, queuedBackfill } from '../../model/integrations';
@@ -28,20 +29,9 @@ afterAll(async () => {
 
 const put = (t: Tenant, body: unknown, provider = 'stripe', token = t.token) =>
   svc.api('PUT', `/sites/${t.siteId}/integrations/${provider}`, { token, body });
-const list = (t: Tenant, token = t.token) => svc.api('GET', '/integrations', { token });
-
-async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const connection = async (t: Tenant) => (await list(t)).body.data.find((c: { site_id: string }) => c.site_id === t.siteId);
-const backfillState = (t: Tenant, state: string) => until(`backfill ${state}`, () => connection(t), (c) => c?.backfill.state === state);
+const list = (t: Tenant, token = t.token) => listIntegrations(svc, t, token);
+const connection = (t: Tenant) => connectionOf(svc, t);
+const backfillState = (t: Tenant, state: string) => backfillOf(svc, t, state);
 
 /** 250 charges over June (3 pages of 100): every 10th refunded by 500, every 25th failed. */
 function juneCharges(prefix: string): DoubleCharge[] {

@@ -1,5 +1,6 @@
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
+import { backfillState as backfillOf, connectionOf, until } from '../support/integrations';
 import { startGoogleDouble, type ConsoleRow, type GoogleDouble, type ServiceAccountKey } from '../support/google-double';
 import { IntegrationRepo, queuedBackfill } from '../../model/integrations';
 import { consoleDate, shiftDate } from '../../integrations/search-console';
@@ -26,19 +27,8 @@ afterAll(async () => {
 
 const put = (t: Tenant, body: unknown, token = t.token) =>
   svc.api('PUT', `/sites/${t.siteId}/integrations/search_console`, { token, body });
-const connection = async (t: Tenant) =>
-  (await svc.api('GET', '/integrations', { token: t.token })).body.data.find((c: { site_id: string }) => c.site_id === t.siteId);
-
-async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-const backfillState = (t: Tenant, state: string) => until(`backfill ${state}`, () => connection(t), (c) => c?.backfill.state === state);
+const connection = (t: Tenant) => connectionOf(svc, t);
+const backfillState = (t: Tenant, state: string) => backfillOf(svc, t, state);
 
 /** Search figures over `first`..`last` (console dates), read through the API. */
 const WINDOW = (first: string, last: string) => new URLSearchParams({ from: `${first}T00:00:00Z`, to: `${shiftDate(last, 1)}T00:00:00Z`, tz: 'UTC' });
