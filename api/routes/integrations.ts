@@ -7,9 +7,9 @@ import { pageArray, pagingQuery } from '../paging';
 import { parseBody, type RouteRegistrar } from '../route';
 
 /**
- * Provider connections, Stripe and Search Console (PRODUCT.md §5; spec "Integrations"). `revenue:write` connects,
- * disconnects and re-syncs; `revenue:read` lists. Secrets go in and never come back out: the
- * answer says only whether a webhook secret is set.
+ * Provider connections, Stripe and Search Console (PRODUCT.md §5; spec "Integrations").
+ * `revenue:write` connects, disconnects and re-syncs; `revenue:read` lists. Secrets go in and never
+ * come back out: the answer says only whether a webhook secret is set.
  */
 const IntegrationOut = z.object({
   site_id: z.string().uuid(),
