@@ -51,6 +51,7 @@ export async function connect<I>(deps: IntegrationDeps, siteId: string, provider
     return {
       ...(same ?? fresh),
       ...(requeue ? queuedBackfill(siteId, provider.counts) : {}),
+      account: provider.account(input),
       credentials: sealed.credentials,
       // Re-keying without a webhook secret keeps the one set before.
       webhook_secret: sealed.webhook_secret || same?.webhook_secret || '',

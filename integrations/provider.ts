@@ -18,6 +18,8 @@ export interface Provider<Input = unknown, Credentials = unknown> {
   connectBody: z.ZodType<Input>;
   /** The credentials work for what the import does: a refusal is the caller's 400, an outage a 503. */
   verify(input: Input, config: Config): Promise<void>;
+  /** Which account the connection reads, as GET /integrations shows it: never a secret. */
+  account(input: Input): string;
   /** What is sealed into `credentials` (never read back through the API). */
   credentials(input: Input): Credentials;
   /** The webhook signing secret, for providers that send webhooks. */

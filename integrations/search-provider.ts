@@ -100,6 +100,7 @@ export const searchConsoleProvider: Provider<ConnectInput, SearchCredentials> = 
   label: 'Search Console',
   connectBody: ConnectBody,
   verify,
+  account: (input) => input.property,
   credentials: toCredentials,
   webhookSecret: () => undefined,
   counts: ['days', 'rows'],

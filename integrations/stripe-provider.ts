@@ -110,6 +110,12 @@ export const stripeProvider: Provider<ConnectInput, StripeCredentials> = {
   label: 'Stripe',
   connectBody: ConnectBody,
   verify,
+  // "live secret key ...4242": the kind, the mode and the last four characters (how Stripe's dashboard
+  // tells keys apart), never a prefix a scanner would take for a key.
+  account: (input) => {
+    const [kind, mode] = input.secret_key.split('_');
+    return `${mode} ${kind === 'rk' ? 'restricted' : 'secret'} key ...${input.secret_key.slice(-4)}`;
+  },
   credentials: (input) => ({ secret_key: input.secret_key }),
   webhookSecret: (input) => input.webhook_secret,
   counts: ['payments', 'subscriptions'],

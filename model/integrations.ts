@@ -15,7 +15,7 @@ export const BACKFILL_STATES = ['queued', 'running', 'completed', 'failed'] as c
 export type BackfillState = (typeof BACKFILL_STATES)[number];
 
 export interface IntegrationRow {
-  site_id: string; provider: string; credentials: string; webhook_secret: string; connected_at: string;
+  site_id: string; provider: string; account: string; credentials: string; webhook_secret: string; connected_at: string;
   backfill_state: BackfillState; backfill_counts: string; backfill_started_at: string | null;
   backfill_finished_at: string | null; backfill_error: string | null; backfill_cursor: string; backfill_job: string;
   webhook_last_at: string | null;
@@ -42,7 +42,7 @@ export class IntegrationRepo {
 
   constructor(store: Store) {
     this.table = new MetaTable(store, 'integrations', [
-      'site_id', 'provider', 'credentials', 'webhook_secret', 'connected_at', 'backfill_state', 'backfill_counts',
+      'site_id', 'provider', 'account', 'credentials', 'webhook_secret', 'connected_at', 'backfill_state', 'backfill_counts',
       'backfill_started_at', 'backfill_finished_at', 'backfill_error', 'backfill_cursor', 'backfill_job', 'webhook_last_at',
     ]);
   }
@@ -117,6 +117,7 @@ export function integrationOut(row: IntegrationRow) {
   return {
     site_id: row.site_id,
     provider: row.provider,
+    account: row.account || null,
     connected_at: chToIso(row.connected_at)!,
     webhook: { configured: row.webhook_secret !== '', last_received_at: chToIso(row.webhook_last_at) },
     backfill: {

@@ -14,6 +14,7 @@ import { parseBody, type RouteRegistrar } from '../route';
 const IntegrationOut = z.object({
   site_id: z.string().uuid(),
   provider: z.string(),
+  account: z.string().nullable().openapi({ description: 'search_console: the property; stripe: the key\'s mode, kind and last four characters ("live secret key ...4242"). Never a secret.' }),
   connected_at: z.string(),
   webhook: z.object({ configured: z.boolean(), last_received_at: z.string().nullable() }),
   backfill: z.object({

@@ -117,7 +117,7 @@ describe('the backfill', () => {
     const res = await put(t, { secret_key: KEY, webhook_secret: WHSEC });
     expect(res.status).toBe(200);
     expect(res.body.meta).toEqual({ site_id: t.siteId });
-    expect(res.body.data).toMatchObject({ site_id: t.siteId, provider: 'stripe', webhook: { configured: true, last_received_at: null } });
+    expect(res.body.data).toMatchObject({ site_id: t.siteId, provider: 'stripe', account: 'test secret key ...p7dc', webhook: { configured: true, last_received_at: null } });
     expect(['queued', 'running', 'completed']).toContain(res.body.data.backfill.state);
     expect(JSON.stringify(res.body)).not.toMatch(/sk_test|whsec_/);
 

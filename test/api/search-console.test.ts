@@ -105,7 +105,7 @@ describe('connecting', () => {
 
   test('a site connected to another provider is 409 naming it; the unknown-provider 404 lists search_console', async () => {
     await new IntegrationRepo(svc.running.ctx.store).update(t.siteId, () => ({
-      site_id: t.siteId, provider: 'stripe', credentials: '', webhook_secret: '', connected_at: '2026-01-01 00:00:00.000',
+      site_id: t.siteId, provider: 'stripe', account: '', credentials: '', webhook_secret: '', connected_at: '2026-01-01 00:00:00.000',
       webhook_last_at: null, ...queuedBackfill(t.siteId, []), backfill_state: 'completed',
     }));
     const res = await put(t, { property, service_account: account });
@@ -126,7 +126,7 @@ describe('connecting', () => {
     expect(extra.body.error.message).toContain('"secret_key"');
     const res = await put(t, { property, service_account: JSON.stringify(account) });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ site_id: t.siteId, provider: 'search_console', webhook: { configured: false } });
+    expect(res.body.data).toMatchObject({ site_id: t.siteId, provider: 'search_console', account: property, webhook: { configured: false } });
     const listed = await backfillState(t, 'completed');
     expect(listed.backfill.counts).toEqual({ days: 0, rows: 0, pages: 0 });
     const all = JSON.stringify([res.body, (await svc.api('GET', '/integrations', { token: t.token })).body]);

@@ -487,3 +487,7 @@ ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS webhook_last_at Nullable
 -- has are tombstoned (is_deleted = 1 at a newer version), as a re-sync tombstones every row of the
 -- site. Readers read FINAL and skip tombstones.
 ALTER TABLE tally.search_console ADD COLUMN IF NOT EXISTS is_deleted UInt8 DEFAULT 0 AFTER version;
+
+-- Which account a connection reads, shown on GET /integrations: the Search Console property, or the
+-- Stripe key's mode, kind and last four characters ("live secret key ...4242"). Never a secret.
+ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS account String DEFAULT '' AFTER provider;
