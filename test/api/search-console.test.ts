@@ -186,9 +186,14 @@ describe('the import, the refresh, re-sync and disconnect', () => {
     rows.find((r) => r.query === 'tally pricing')!.clicks = 7;
     rows.push({ date: today, query: 'tally', page: 'https://www.shop.example/', clicks: 1, impressions: 9, position: 4 });
     google.firstIncompleteDate = today;
+    const before = dayQueries(property).length;
     await svc.running.ctx.queues.enqueue(SEARCH_REFRESH_QUEUE, {}, `refresh-${Date.now()}`);
+    // Days go newest first, each stored whole before the next is asked for: once the oldest of the
+    // five is asked for, the four newer ones are done.
+    const asked = await until('the refresh to reach its oldest day', async () => dayQueries(property).slice(before), (d) => d.includes(day(4)));
+    expect(asked).toEqual([today, day(1), day(2), day(3), day(4)]);
 
-    const recent = await until('refreshed totals', () => totals(t, day(2), today), (v) => v?.clicks === 5 + 7 + 1);
+    const recent = await totals(t, day(2), today);
     expect(recent).toEqual({ ...expected(rows.filter((r) => r.date >= day(2))), partial: true });
     expect((await terms(t, day(1), day(1))).map((r: { term: string }) => r.term)).toEqual(['tally pricing']);
     expect((await totals(t, day(2), day(1)))!.partial).toBe(false);
@@ -209,8 +214,9 @@ describe('the import, the refresh, re-sync and disconnect', () => {
 
   test('an import that fails part way resumes after the last stored day; nothing is counted twice', async () => {
     const before = dayQueries(property).length;
-    // The re-sync's dates query passes, today and day 1 pass, day 2's query fails once.
-    google.failNext(1, { path: 'searchAnalytics', after: 3 });
+    // The re-sync's dates query passes, today and day 1 pass, day 2's query fails once (this property's
+    // requests only: the other suite's site may still be being refreshed).
+    google.failNext(1, { path: `${property}/searchAnalytics`, after: 3 });
     expect((await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token })).status).toBe(202);
     const done = await until('re-import', () => connection(t), (c) => c?.backfill.state === 'completed' && c.backfill.counts.days === 5, 60_000);
     expect(done.backfill.counts).toEqual({ days: 5, rows: 1 + 1 + 1 + 25_010 + 2, pages: 6 });
