@@ -28,14 +28,15 @@ async function queueBackfill(deps: IntegrationDeps, row: IntegrationRow): Promis
 
 /**
  * Connect (or re-key) the site's provider with its body (validated by the route against the
- * provider's schema); the credentials are checked live before anything is stored. A new connection queues a full backfill;
- * re-keying the same provider keeps the import's state, and re-queues it if it had failed (a revoked
- * key is the usual cause). A site connected to another provider is 409: connecting would silently
+ * provider's schema); the credentials are checked live before anything is stored. A new connection
+ * queues a full backfill; re-keying the same provider keeps the import's state, and re-queues it if
+ * it had failed (a revoked key is the usual cause). A site connected to another provider is 409: connecting would silently
  * drop that connection's credentials, so it is disconnected first, on purpose.
  */
 export async function connect<I>(deps: IntegrationDeps, siteId: string, provider: Provider<I>, input: I): Promise<IntegrationRow> {
   const repo = new IntegrationRepo(deps.store);
-  await refuseOtherProvider(await repo.get(siteId), provider.name);
+  // Refused before the provider is called, and again in the site's turn below.
+  refuseOtherProvider(await repo.get(siteId), provider.name);
   await provider.verify(input, deps.config);
   const webhookSecret = provider.webhookSecret(input);
   const sealed = {
@@ -43,8 +44,8 @@ export async function connect<I>(deps: IntegrationDeps, siteId: string, provider
     webhook_secret: webhookSecret ? deps.secrets.seal(webhookSecret) : '',
   };
   let requeue = false;
-  const row = await repo.update(siteId, async (stored) => {
-    await refuseOtherProvider(stored, provider.name);
+  const row = await repo.update(siteId, (stored) => {
+    refuseOtherProvider(stored, provider.name);
     const same = stored?.provider === provider.name ? stored : undefined;
     requeue = !same || same.backfill_state === 'failed';
     const fresh = { site_id: siteId, provider: provider.name, connected_at: nowCh(), webhook_last_at: null };
@@ -61,7 +62,7 @@ export async function connect<I>(deps: IntegrationDeps, siteId: string, provider
   return row!;
 }
 
-async function refuseOtherProvider(stored: IntegrationRow | undefined, provider: string): Promise<void> {
+function refuseOtherProvider(stored: IntegrationRow | undefined, provider: string): void {
   if (stored && stored.provider !== provider) {
     throw conflict('conflict', `This site is connected to ${stored.provider}, and a site holds one connection: disconnect it first (DELETE /sites/{siteId}/integrations/${stored.provider}).`);
   }

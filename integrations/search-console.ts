@@ -1,8 +1,9 @@
 import { auth, searchconsole, type searchconsole_v1 } from '@googleapis/searchconsole';
 import type { Store } from '../clickhouse/store';
+import { tombstone } from '../clickhouse/tombstones';
 import { nextVersion } from '../core/ids';
-import { SEARCH_PROVIDER, SEARCH_TABLE } from '../query/lower/search';
-import { zonedParts } from '../query/window/zoned';
+import { SEARCH_TABLE } from '../query/lower/search';
+import { addDays, addMonths, dateInZone, formatDate, parseDate } from '../query/window/zoned';
 
 /**
  * Google Search Console through its official client (`@googleapis/searchconsole`, the last major
@@ -14,7 +15,6 @@ import { zonedParts } from '../query/window/zoned';
  * TALLY_GOOGLE_API_URL points the API and the OAuth token exchange at a Google-compatible server (the
  * tests' double); unset, the client talks to Google.
  */
-export const SEARCH_CONSOLE = SEARCH_PROVIDER;
 export const SEARCH_SCOPE = 'https://www.googleapis.com/auth/webmasters.readonly';
 const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 /** The API's largest page. */
@@ -52,25 +52,14 @@ export function searchClient(c: SearchCredentials, apiUrl?: URL): searchconsole_
   return searchconsole({ version: 'v1', auth: jwt, rootUrl: apiUrl?.href, ...HTTP });
 }
 
-const pad = (n: number) => String(n).padStart(2, '0');
-
 /** The console's date (Pacific) at `ms`. */
-export function consoleDate(ms: number): string {
-  const p = zonedParts(ms, CONSOLE_TZ);
-  return `${p.year}-${pad(p.month)}-${pad(p.day)}`;
-}
+export const consoleDate = (ms: number): string => dateInZone(ms, CONSOLE_TZ);
 
-/** `date` moved by whole days (calendar arithmetic on the date itself). */
-export function shiftDate(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-}
+/** `date` moved by whole days. */
+export const shiftDate = (date: string, days: number): string => formatDate(addDays(parseDate(date), days));
 
 /** The first day of the month RETENTION_MONTHS before `today`'s: older days the console no longer has. */
-export function retentionStart(today: string): string {
-  const [y, m] = today.split('-').map(Number);
-  const index = y * 12 + (m - 1) - RETENTION_MONTHS;
-  return `${Math.floor(index / 12)}-${pad((index % 12) + 1)}-01`;
-}
+export const retentionStart = (today: string): string => formatDate(addMonths(parseDate(today), -RETENTION_MONTHS));
 
 /** Days from `first` to `last` that have any impressions, newest first (one request). */
 export async function datesWithData(sc: searchconsole_v1.Searchconsole, property: string, first: string, last: string): Promise<string[]> {
@@ -82,10 +71,9 @@ export async function datesWithData(sc: searchconsole_v1.Searchconsole, property
   return (res.data.rows ?? []).filter((r) => (r.impressions ?? 0) > 0).map((r) => r.keys![0]).sort().reverse();
 }
 
-/** A row of the `search_console` table. */
-interface SearchRow {
-  site_id: string; date: string; term: string; hostname: string; path: string; clicks: number; impressions: number;
-  position_sum: number; is_final: 0 | 1; version: number; is_deleted: 0;
+/** One (term, hostname, path) of a day, summed over the API's rows. */
+interface TermPage {
+  term: string; hostname: string; path: string; clicks: number; impressions: number; position_sum: number;
 }
 
 /** `https://Shop.example/a/b?x=1` -> shop.example and /a/b, as event paths are stored. */
@@ -98,18 +86,18 @@ function pageParts(page: string): { hostname: string; path: string } {
   }
 }
 
-/** Sum the API's rows per table key: URLs that differ only in query or fragment are one path. */
-function addRow(into: Map<string, SearchRow>, r: searchconsole_v1.Schema$ApiDataRow, base: Omit<SearchRow, 'term' | 'hostname' | 'path' | 'clicks' | 'impressions' | 'position_sum'>) {
+/** Sum an API row (keys: date, query, page) into its table key: URLs that differ only in query or fragment are one path. */
+function addRow(into: Map<string, TermPage>, r: searchconsole_v1.Schema$ApiDataRow): void {
   const [, term = '', page = ''] = r.keys ?? [];
   const { hostname, path } = pageParts(page);
   const key = JSON.stringify([term, hostname, path]);
-  const row = into.get(key) ?? { ...base, term, hostname, path, clicks: 0, impressions: 0, position_sum: 0 };
+  const sum = into.get(key) ?? { term, hostname, path, clicks: 0, impressions: 0, position_sum: 0 };
   const impressions = r.impressions ?? 0;
-  row.clicks += r.clicks ?? 0;
-  row.impressions += impressions;
+  sum.clicks += r.clicks ?? 0;
+  sum.impressions += impressions;
   // The API's position is the impression-weighted average; stored as its summable part.
-  row.position_sum += (r.position ?? 0) * impressions;
-  into.set(key, row);
+  sum.position_sum += (r.position ?? 0) * impressions;
+  into.set(key, sum);
 }
 
 export interface DayImport {
@@ -123,7 +111,7 @@ export interface DayImport {
  */
 export async function importDay(sc: searchconsole_v1.Searchconsole, store: Store, siteId: string, property: string, day: string): Promise<DayImport> {
   const version = nextVersion();
-  const rows = new Map<string, SearchRow>();
+  const sums = new Map<string, TermPage>();
   let final = true;
   let requests = 0;
   for (let startRow = 0; ; startRow += PAGE_ROWS) {
@@ -135,29 +123,22 @@ export async function importDay(sc: searchconsole_v1.Searchconsole, store: Store
     const incomplete = res.data.metadata?.firstIncompleteDate;
     if (incomplete && incomplete <= day) final = false;
     const page = res.data.rows ?? [];
-    for (const r of page) addRow(rows, r, { site_id: siteId, date: day, is_final: 0, version, is_deleted: 0 });
+    for (const r of page) addRow(sums, r);
     if (page.length < PAGE_ROWS) break;
   }
-  const stored = [...rows.values()].map((r) => ({ ...r, is_final: final ? 1 : 0 }));
-  if (stored.length) await store.insert(SEARCH_TABLE, stored);
+  const rows = [...sums.values()].map((sum) => ({ site_id: siteId, date: day, ...sum, is_final: final ? 1 : 0, version, is_deleted: 0 }));
+  if (rows.length) await store.insert(SEARCH_TABLE, rows);
   await clearRows(store, siteId, { day, before: version });
-  return { rows: stored.length, requests };
+  return { rows: rows.length, requests };
 }
 
-const COLUMNS = 'site_id, date, term, hostname, path, clicks, impressions, position_sum, is_final';
+const COLUMNS = ['site_id', 'date', 'term', 'hostname', 'path', 'clicks', 'impressions', 'position_sum', 'is_final'];
 
-/**
- * Tombstones (is_deleted = 1 at a newer version) of the site's live rows: of one day and older than
- * the import that replaced it, or all of them (a re-sync). Readers read FINAL and skip tombstones, so
- * the rows are gone when the statement returns, on one node or a cluster alike.
- */
-export async function clearRows(store: Store, siteId: string, only?: { day: string; before: number }): Promise<void> {
-  const table = store.table(SEARCH_TABLE);
-  const dayOnly = only ? 'AND date = {d:Date} AND version < {before:UInt64}' : '';
-  await store.command(
-    `INSERT INTO ${table} (${COLUMNS}, version, is_deleted) SELECT ${COLUMNS}, {v:UInt64}, 1 FROM ${table} FINAL
-     WHERE site_id = {s:UUID} AND is_deleted = 0 ${dayOnly}`,
-    { s: siteId, v: nextVersion(), ...(only ? { d: only.day, before: only.before } : {}) });
+/** Tombstones of the site's rows: of one day and older than the import that replaced it, or all (a re-sync). */
+export function clearRows(store: Store, siteId: string, only?: { day: string; before: number }): Promise<void> {
+  return only
+    ? tombstone(store, SEARCH_TABLE, COLUMNS, 'site_id = {s:UUID} AND date = {d:Date} AND version < {before:UInt64}', { s: siteId, d: only.day, before: only.before })
+    : tombstone(store, SEARCH_TABLE, COLUMNS, 'site_id = {s:UUID}', { s: siteId });
 }
 
 /** The oldest day stored as not final yet, if any: a refresh re-imports from there. */

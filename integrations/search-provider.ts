@@ -2,9 +2,10 @@ import { createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import { AppError, invalidRequest } from '../core/errors';
 import { nowMs } from '../core/clock';
+import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { BackfillRun, Provider } from './provider';
 import {
-  SEARCH_CONSOLE, clearRows, consoleDate, datesWithData, importDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
+  clearRows, consoleDate, datesWithData, importDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
 } from './search-console';
 import { googleFailure } from './google-errors';
 
@@ -96,7 +97,7 @@ async function importAll(run: BackfillRun<SearchCredentials>): Promise<boolean> 
 }
 
 export const searchConsoleProvider: Provider<ConnectInput, SearchCredentials> = {
-  name: SEARCH_CONSOLE,
+  name: SEARCH_PROVIDER,
   label: 'Search Console',
   connectBody: ConnectBody,
   verify,

@@ -1,9 +1,10 @@
 import { nowMs } from '../core/clock';
 import { logger } from '../core/logger';
 import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
+import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { WorkerContext } from '../workers/types';
 import { openCredentials } from './providers';
-import { SEARCH_CONSOLE, consoleDate, importDay, oldestNotFinal, searchClient, shiftDate, type SearchCredentials } from './search-console';
+import { consoleDate, importDay, oldestNotFinal, searchClient, shiftDate, type SearchCredentials } from './search-console';
 import { searchConsoleProvider } from './search-provider';
 
 /**
@@ -17,7 +18,7 @@ export const REFRESH_DAYS = 5;
 /** Refresh every completed Search Console import; returns how many connections were visited. */
 export async function refreshSearch(ctx: WorkerContext): Promise<number> {
   const repo = new IntegrationRepo(ctx.store);
-  const rows = await repo.imported(SEARCH_CONSOLE);
+  const rows = await repo.imported(SEARCH_PROVIDER);
   for (const row of rows) {
     await refreshSite(ctx, repo, row).catch((err: Error) => logger.warn({ err: err.message, site: row.site_id }, 'search console refresh failed; next run retries'));
   }

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
 import type { Store } from '../clickhouse/store';
+import { tombstone } from '../clickhouse/tombstones';
 import { AppError, invalidRequest } from '../core/errors';
 import { nextVersion } from '../core/ids';
 import type { BackfillRun, Provider } from './provider';
@@ -12,7 +13,7 @@ import { REBUILT_LIFECYCLE, STRIPE, paymentRow, stripeClient, subscriptionRows, 
  * (their starts and ends), newest first, 100 per page; a re-sync clears the payments and the
  * lifecycle kinds the import rebuilds.
  */
-export const PAGE_SIZE = 100;
+const PAGE_SIZE = 100;
 
 const ConnectBody = z.strictObject({
   secret_key: z.string({ error: 'is required: a Stripe secret key (sk_...) or restricted key (rk_...)' })
@@ -85,24 +86,17 @@ async function verify(input: ConnectInput, config: { stripeApiUrl?: URL }): Prom
   }
 }
 
+const PAYMENT_COLUMNS = ['site_id', 'provider', 'payment_id', 'visitor_id', 'session_id', 'amount_cents', 'refunded_cents', 'currency', 'status', 'paid_at'];
+const LIFECYCLE_COLUMNS = ['site_id', 'provider', 'event_id', 'kind', 'subscription_id', 'occurred_at'];
+
 /**
  * What a re-sync clears before the full import: the site's stored payments of the provider and the
- * lifecycle events an import rebuilds (starts and ends). Written as tombstones (is_deleted = 1 at a
- * newer version) of exactly the rows stored now, read FINAL like every reader does, so the purge has
- * finished when the statement returns, on one node or a cluster alike.
+ * lifecycle events an import rebuilds (starts and ends); the other kinds only webhooks tell of.
  */
 async function purge(store: Store, siteId: string): Promise<void> {
-  const params = { s: siteId, p: STRIPE, v: nextVersion(), k: [...REBUILT_LIFECYCLE] };
-  const payments = store.table('payments');
-  const payCols = 'site_id, provider, payment_id, visitor_id, session_id, amount_cents, refunded_cents, currency, status, paid_at';
-  await store.command(
-    `INSERT INTO ${payments} (${payCols}, version, is_deleted) SELECT ${payCols}, {v:UInt64}, 1 FROM ${payments} FINAL
-     WHERE site_id = {s:UUID} AND provider = {p:String} AND is_deleted = 0`, params);
-  const lifecycle = store.table('lifecycle_events');
-  const lcCols = 'site_id, provider, event_id, kind, subscription_id, occurred_at';
-  await store.command(
-    `INSERT INTO ${lifecycle} (${lcCols}, version, is_deleted) SELECT ${lcCols}, {v:UInt64}, 1 FROM ${lifecycle} FINAL
-     WHERE site_id = {s:UUID} AND provider = {p:String} AND kind IN {k:Array(String)} AND is_deleted = 0`, params);
+  const params = { s: siteId, p: STRIPE, k: [...REBUILT_LIFECYCLE] };
+  await tombstone(store, 'payments', PAYMENT_COLUMNS, 'site_id = {s:UUID} AND provider = {p:String}', params);
+  await tombstone(store, 'lifecycle_events', LIFECYCLE_COLUMNS, 'site_id = {s:UUID} AND provider = {p:String} AND kind IN {k:Array(String)}', params);
 }
 
 export const stripeProvider: Provider<ConnectInput, StripeCredentials> = {

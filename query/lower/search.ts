@@ -2,7 +2,7 @@ import type { ReportQuery } from '../ast';
 import {
   and, as, asc, bin, col, desc, eq, fn, inSet, lambda, lit, param, select, str, subquery, table, tuple, type Expr, type SelectNode,
 } from '../sql/ast';
-import { zonedParts } from '../window/zoned';
+import { dateInZone } from '../window/zoned';
 import { pageBounds, siteParam } from './common';
 
 /**
@@ -19,12 +19,6 @@ export interface SearchDates {
   last: string;
 }
 
-const pad = (n: number) => String(n).padStart(2, '0');
-const dateIn = (ms: number, tz: string) => {
-  const p = zonedParts(ms, tz);
-  return `${p.year}-${pad(p.month)}-${pad(p.day)}`;
-};
-
 /**
  * The console's days are Pacific dates and have no finer grain. A window covers the dates it spans
  * in its own tz (`last7d` is seven dates in any zone), each read as the console's date of that name;
@@ -33,7 +27,7 @@ const dateIn = (ms: number, tz: string) => {
 export function searchDates(q: ReportQuery): SearchDates | null {
   const r = q.range!;
   if (r.from >= r.to) return null;
-  return { first: dateIn(r.from, q.tz), last: dateIn(r.to - 1, q.tz) };
+  return { first: dateInZone(r.from, q.tz), last: dateInZone(r.to - 1, q.tz) };
 }
 
 function rowsWhere(q: ReportQuery, d: SearchDates): Expr {

@@ -100,6 +100,18 @@ export function formatLocal(l: LocalDateTime): string {
   return `${pad(l.year, 4)}-${pad(l.month)}-${pad(l.day)} ${pad(l.hour)}:${pad(l.minute)}:${pad(l.second)}`;
 }
 
+/** `YYYY-MM-DD`, a calendar date. */
+export const formatDate = (l: LocalDateTime): string => formatLocal(l).slice(0, 10);
+
+/** `YYYY-MM-DD` as that date's local midnight. */
+export function parseDate(date: string): LocalDateTime {
+  const [year, month, day] = date.split('-').map(Number);
+  return { year, month, day, hour: 0, minute: 0, second: 0 };
+}
+
+/** The calendar date in `tz` at instant `ms`. */
+export const dateInZone = (ms: number, tz: string): string => formatDate(zonedParts(ms, tz));
+
 /** ISO 8601 with the zone's offset at that instant: 2026-10-25T00:00:00+02:00 (milliseconds only when set). */
 export function isoInZone(ms: number, tz: string): string {
   const off = offsetMs(ms, tz);
