@@ -240,3 +240,27 @@ describe('the import, the refresh, re-sync and disconnect', () => {
     expect((await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token })).status).toBe(404);
   });
 });
+
+describe('a day left not final beyond the last five days', () => {
+  test('is refreshed with the recent days until the console calls it final', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    const account = google.serviceAccount('late');
+    const property = 'sc-domain:late.example';
+    google.grant(account.client_email, property);
+    const late = { date: day(8), query: 'late', page: 'https://late.example/', clicks: 1, impressions: 10, position: 5 };
+    google.rows(property).push(late);
+    google.firstIncompleteDate = day(8);
+    expect((await put(t, { property, service_account: account })).status).toBe(200);
+    await backfillState(t, 'completed');
+    expect(await totals(t, day(8), day(8))).toMatchObject({ clicks: 1, partial: true });
+
+    late.clicks = 4;
+    google.firstIncompleteDate = undefined;
+    const before = dayQueries(property).length;
+    await svc.running.ctx.queues.enqueue(SEARCH_REFRESH_QUEUE, {}, `refresh-${Date.now()}`);
+    const refreshed = await until('day 8 refreshed', () => totals(t, day(8), day(8)), (v) => v?.clicks === 4);
+    expect(refreshed.partial).toBe(false);
+    // Today back to the oldest day stored as not final, each once.
+    expect(dayQueries(property).slice(before)).toEqual(Array.from({ length: 9 }, (_, i) => day(i)));
+  });
+});
