@@ -5,6 +5,8 @@ import express from 'express';
 import { onMetaWrite } from '../clickhouse/meta';
 import { rollupFeeder } from '../clickhouse/feeder';
 import { redisFeedLock } from '../clickhouse/feed-lock';
+import { shareRowTurns } from '../clickhouse/meta';
+import { redisLeases } from '../infra/lease';
 import { migrate } from '../clickhouse/migrate';
 import { openStore, type Store } from '../clickhouse/store';
 import type { Config } from '../core/config';
@@ -29,6 +31,9 @@ export interface Running {
   stop(): Promise<void>;
 }
 
+/** A row lease outlives a process that died holding it by at most this. */
+const ROW_LEASE_MS = 10_000;
+
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
 const DRAIN_MS = 10_000;
 
@@ -52,8 +57,12 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
     const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? config.redisPrefix);
     closers.push(() => redis.close());
     const feeder = rollupFeeder(store);
-    // With a ClickHouse server other processes feed the same rollups: one at a time, by lease.
-    if (!store.embedded) feeder.useLock(redisFeedLock(redis, store.database));
+    // With a ClickHouse server other processes feed the same rollups and edit the same rows: one at
+    // a time, by lease.
+    if (!store.embedded) {
+      feeder.useLock(redisFeedLock(redis, store.database));
+      shareRowTurns(store, redisLeases(redis, 'row-turn', ROW_LEASE_MS));
+    }
     await redis.attempted;
     await feeder.start();
     // Stopped after the ingest flush (closers run in reverse): flushed events reach the rollups too.

@@ -2,6 +2,8 @@ import { nowMs } from '../core/clock';
 import { nextVersion } from '../core/ids';
 import { logger } from '../core/logger';
 import { serially } from '../core/serially';
+import type { Leases } from '../infra/lease';
+import { AppError } from '../core/errors';
 import type { Params, Store } from './store';
 
 /** A metadata row was written (put or remove). `id` is the row's `id` column when it has one. */
@@ -34,6 +36,29 @@ async function notify(change: MetaChange): Promise<void> {
       }
     }),
   );
+}
+
+/**
+ * Server mode: several processes (api replicas, the worker) edit the same rows, and a turn taken in
+ * one process means nothing to another. Sharing the turns makes each one also a Redis lease on the
+ * row, so an import's progress written by the worker cannot overwrite a re-sync an api process wrote
+ * a moment before. While Redis is down the turns are per process again (the edit is not refused:
+ * settings stay editable without Redis; the race is as rare as before).
+ */
+const sharedTurns = new WeakMap<Store, { leases: Leases; waitMs: number }>();
+
+/** `waitMs`: how long an edit waits for another process's turn on its row before answering 503. */
+export function shareRowTurns(store: Store, leases: Leases, waitMs = 15_000): void {
+  sharedTurns.set(store, { leases, waitMs });
+}
+
+async function sharedTurn<T>(store: Store, turn: string, task: () => Promise<T>): Promise<T> {
+  const shared = sharedTurns.get(store);
+  if (!shared) return task();
+  const outcome = await shared.leases.run(turn, task, shared.waitMs);
+  if (outcome.held) return outcome.value;
+  if (outcome.why === 'redis_down') return task();
+  throw new AppError(503, 'overloaded', 'Another process kept this resource busy; try again.', undefined, { 'Retry-After': '5' });
 }
 
 /**
@@ -77,14 +102,15 @@ export class MetaTable<Row extends object> {
   }
 
   /**
-   * A read-modify-write of the row `key` names, run after every earlier one of that key in this
-   * process has finished. Rows are whole-row versions, so two edits that each read the row before the
-   * other wrote would lose one change (two PATCHes of different fields), mint two slugs for one board,
-   * or write a removed row back. `task` reads the row itself, inside its turn. In server mode two
-   * processes can still race on one row (docs/RESOURCES.md).
+   * A read-modify-write of the row `key` names, run after every earlier one of that key has finished.
+   * Rows are whole-row versions, so two edits that each read the row before the other wrote would lose
+   * one change (two PATCHes of different fields, a backfill's progress over a re-sync), mint two slugs
+   * for one board, or write a removed row back. `task` reads the row itself, inside its turn. Turns
+   * are per process, and across processes too where the store shares them (shareRowTurns).
    */
   exclusive<T>(key: string, task: () => Promise<T>): Promise<T> {
-    return serially(`${this.store.database}.${this.name}/${key.toLowerCase()}`, task);
+    const turn = `${this.store.database}.${this.name}/${key.toLowerCase()}`;
+    return serially(turn, () => sharedTurn(this.store, turn, task));
   }
 
   /** `edit` on the row `where` finds, in the turn of `key`; undefined when there is no such row. */
