@@ -4,7 +4,7 @@ import { AppError, invalidRequest } from '../core/errors';
 import type { FilterNode, ReportName, ReportQuery } from './ast';
 import { BUCKET_UNITS } from './registry/buckets';
 import { DIMENSION_KEYS, isDimension } from './registry/dimensions';
-import { FILTERS, FILTER_KEYS, aiChannelOnly, isFilterKey } from './registry/filters';
+import { FILTERS, FILTER_KEYS, aiChannelOnly, filterValue, isFilterKey } from './registry/filters';
 import { PERIODS, type WindowRequest } from './window/resolve';
 
 /**
@@ -102,9 +102,7 @@ export function parseFilters(p: Params): FilterNode | null {
     if (!isFilterKey(name)) throw invalidRequest(`${key}: unknown filter; valid filters are ${FILTER_KEYS.map((k) => 'filter_' + k).join(', ')}`);
     if (raw.length === 0) throw invalidRequest(`${key}: must not be empty`);
     if (raw.length > MAX_FILTER_VALUE) throw invalidRequest(`${key}: must be at most ${MAX_FILTER_VALUE} characters`);
-    const def = FILTERS[name];
-    const value = 'normalize' in def && def.normalize ? def.normalize(raw) : raw;
-    items.push({ kind: 'cond', filter: name, op: def.op, value });
+    items.push({ kind: 'cond', filter: name, op: FILTERS[name].op, value: filterValue(name, raw) });
   }
   items.sort((a, b) => (a.kind === 'cond' && b.kind === 'cond' ? a.filter.localeCompare(b.filter) : 0));
   if (items.length === 0) return null;
@@ -164,7 +162,7 @@ export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id'
     case 'heatmap': {
       const channel = p.channel;
       if (channel !== undefined && (channel.length === 0 || channel.length > 200)) throw invalidRequest('channel: must be 1 to 200 characters');
-      const only: FilterNode | null = channel === undefined ? null : { kind: 'cond', filter: 'channel', op: 'equals', value: channel };
+      const only: FilterNode | null = channel === undefined ? null : { kind: 'cond', filter: 'channel', op: 'equals', value: filterValue('channel', channel) };
       return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: only };
     }
     case 'engagement':

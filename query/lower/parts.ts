@@ -184,6 +184,9 @@ export function attributedPayments(q: ReportQuery, group?: PaymentGrouping): Sel
     ))],
     where: and(
       q.filters ? inSet(col('session_id', 's'), rowSet(q, 'session_id')) : undefined,
+      // A payment attributed to no session (no visitor id, or none we saw) counts in totals only:
+      // unmatched, its session columns are empty and would land in a `(direct)` or `(not set)` row.
+      group ? bin('!=', col('session_id', 's'), lit(0)) : undefined,
       group ? inSet(col('label'), param('Array(String)', [...group.labels])) : undefined,
     ),
     groupBy: group ? [col('label'), ...Object.keys(group.extras).map((n) => col(n))] : undefined,

@@ -33,7 +33,9 @@ export interface DimensionDef {
 
 const SESSION_FIELDS = ['visitors', 'views', 'goals', 'revenue_cents'] as const;
 const nonEmpty = (name: string) => () => bin('!=', col(name), str(''));
-const orNotSet = (name: string) => () => fn('if', eq(col(name), str('')), str('(not set)'), col(name));
+/** How an empty attribute is labelled; filtering by the label selects the empty value (filters.ts). */
+export const NOT_SET = '(not set)';
+const orNotSet = (name: string) => () => fn('if', eq(col(name), str('')), str(NOT_SET), col(name));
 
 const session = (name: string, opts: Partial<DimensionDef> = {}): DimensionDef => ({
   family: 'session', label: () => col(name), extra: {}, fields: SESSION_FIELDS, ...opts,

@@ -1,7 +1,7 @@
 import { AI_CHANNEL } from '../../ingest/enrich/channel';
 import type { FilterNode, RollupSource } from '../ast';
 import { col, eq, str, type Expr } from '../sql/ast';
-import { referrerLabel } from './dimensions';
+import { NOT_SET, referrerLabel } from './dimensions';
 import type { OperatorKey } from './operators';
 
 /**
@@ -35,6 +35,8 @@ const BOTH: readonly RollupSource[] = ['slices', 'pages'];
 const sessionAttr = (name: string, normalize?: (v: string) => string): FilterDef => ({
   level: 'session', subject: () => col(name), op: 'equals', normalize, rollups: BOTH,
 });
+/** A session attribute whose breakdown shows empty values as `(not set)`: that row can be drilled into. */
+const labelledAttr = (name: string): FilterDef => sessionAttr(name, (v) => (v === NOT_SET ? '' : v));
 
 const linkFilter = (eventName: string): FilterDef => ({
   level: 'event', subject: () => col('link'), scope: () => eq(col('name'), str(eventName)), op: 'equals', rollups: [],
@@ -48,14 +50,14 @@ export const FILTERS = {
   exit_link: linkFilter('exit_link'),
   file_download: linkFilter('file_download'),
   goal: { level: 'event', subject: null, op: 'equals', rollups: [] },
-  browser: sessionAttr('browser'),
-  os: sessionAttr('os'),
-  device: sessionAttr('device'),
+  browser: labelledAttr('browser'),
+  os: labelledAttr('os'),
+  device: labelledAttr('device'),
   country: sessionAttr('country', (v) => v.toUpperCase()),
   region: sessionAttr('region'),
   city: sessionAttr('city'),
   referrer: { level: 'session', subject: referrerLabel, op: 'equals', normalize: (v) => v.toLowerCase().replace(/^www\./, ''), rollups: BOTH },
-  channel: sessionAttr('channel'),
+  channel: labelledAttr('channel'),
   utm_source: sessionAttr('utm_source'),
   utm_medium: sessionAttr('utm_medium'),
   utm_campaign: sessionAttr('utm_campaign'),
@@ -69,6 +71,12 @@ export function aiChannelOnly(filters: FilterNode | null): FilterNode {
   const channel: FilterNode = { kind: 'cond', filter: 'channel', op: 'equals', value: AI_CHANNEL };
   if (!filters) return channel;
   return { kind: 'and', items: [...(filters.kind === 'and' ? filters.items : [filters]), channel] };
+}
+
+/** A filter's value as its subject is compared: e.g. `(not set)` is the empty attribute. */
+export function filterValue(name: FilterKey, raw: string): string {
+  const def: FilterDef = FILTERS[name];
+  return def.normalize ? def.normalize(raw) : raw;
 }
 
 export const isFilterKey = (k: string): k is FilterKey => (FILTER_KEYS as readonly string[]).includes(k);

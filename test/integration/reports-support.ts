@@ -44,7 +44,8 @@ export interface ReportSuite {
   /** GET that must answer 200; returns the body. */
   ok(path: string, params?: Record<string, string>): Promise<{ data: any; meta: any }>;
   visitorId(visitor: string): string;
-  payment(p: { id: string; visitor: string; paid_at: string; amount: number; refunded?: number; status?: string; currency?: string }): Promise<void>;
+  /** `visitor` null: a checkout that carried no visitor id. */
+  payment(p: { id: string; visitor: string | null; paid_at: string; amount: number; refunded?: number; status?: string; currency?: string }): Promise<void>;
   /** Plan a report once, then run it on the source the planner chose and on raw events. */
   bothSources(report: ReportName, params: Record<string, string>): Promise<{ planned: ReportQuery; rollup: ReportResult; raw: ReportResult }>;
   stop(): Promise<void>;
@@ -88,7 +89,7 @@ export async function reportSuite(opts: { now: string; scopes?: Scope[]; domain?
     visitorId: (v) => visitorIdFor(t.siteId, v),
     async payment(p) {
       await store.insert('payments', [{
-        site_id: t.siteId, provider: 'stripe', payment_id: p.id, visitor_id: visitorIdFor(t.siteId, p.visitor), session_id: '0',
+        site_id: t.siteId, provider: 'stripe', payment_id: p.id, visitor_id: p.visitor === null ? '0' : visitorIdFor(t.siteId, p.visitor), session_id: '0',
         amount_cents: p.amount, refunded_cents: p.refunded ?? 0, currency: p.currency ?? 'USD', status: p.status ?? 'succeeded',
         paid_at: isoToCh(p.paid_at), version: 1, is_deleted: 0,
       }]);
