@@ -1,6 +1,7 @@
 import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { newId } from '../core/ids';
+import { conflict } from '../core/errors';
 
 /**
  * Goals: a sent goal is a custom event (any name but pageview, exit_link, file_download); a goal
@@ -74,7 +75,21 @@ export class GoalsRepo {
     return row && goalFromRow(row);
   }
 
-  async create(input: NewGoal): Promise<Goal> {
+  /**
+   * A goal whose name (case-insensitive) the site has no other goal of: funnels, alerts and the goal
+   * filter find goals by name. Checked and written in the name's turn, so concurrent creations of
+   * one name give one goal and 409s.
+   */
+  create(input: NewGoal): Promise<Goal> {
+    return this.table.exclusive(`name:${input.site_id}/${input.name.toLowerCase()}`, async () => {
+      if ((await this.list(input.site_id)).some((g) => g.name.toLowerCase() === input.name.toLowerCase())) {
+        throw conflict('conflict', `The site already has a goal named "${input.name}".`);
+      }
+      return this.insert(input);
+    });
+  }
+
+  private async insert(input: NewGoal): Promise<Goal> {
     const at = nowCh();
     const row: GoalRow = {
       id: newId(), site_id: input.site_id, name: input.name, kind: input.kind,

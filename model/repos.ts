@@ -86,16 +86,35 @@ export class Repos {
     return this.memberships.one('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId });
   }
 
-  async createSite(input: { org_id: string; domain: string; name?: string; timezone?: string; currency?: string }): Promise<Site> {
-    const at = nowCh();
+  /** A new site; 409 when another site holds the domain. */
+  createSite(input: { org_id: string; domain: string; name?: string; timezone?: string; currency?: string }): Promise<Site> {
+    const id = newId();
     const domain = input.domain.toLowerCase();
-    const row: SiteRow = {
-      id: newId(), org_id: input.org_id, domain, name: input.name ?? domain, timezone: input.timezone ?? 'UTC',
-      currency: (input.currency ?? 'USD').toUpperCase(), active: 1, excluded_paths: [], allowed_hostnames: [domain],
-      excluded_hostnames: [], excluded_countries: [], session_strategy: 'salted_hash', created_at: at, updated_at: at,
-    };
-    await this.sites.put(row);
-    return siteFromRow(row);
+    return this.claimingDomain(id, domain, async () => {
+      const at = nowCh();
+      const row: SiteRow = {
+        id, org_id: input.org_id, domain, name: input.name ?? domain, timezone: input.timezone ?? 'UTC',
+        currency: (input.currency ?? 'USD').toUpperCase(), active: 1, excluded_paths: [], allowed_hostnames: [domain],
+        excluded_hostnames: [], excluded_countries: [], session_strategy: 'salted_hash', created_at: at, updated_at: at,
+      };
+      await this.sites.put(row);
+      return siteFromRow(row);
+    });
+  }
+
+  /**
+   * `write` (which gives site `siteId` the domain) in the domain's turn, refused with 409 when another
+   * site holds it. Domains are global: the collection endpoint finds a site by its domain alone, so
+   * two concurrent creations or renames to one domain must not both pass the check (shared across
+   * processes in server mode).
+   */
+  claimingDomain<T>(siteId: string, domain: string, write: () => Promise<T>): Promise<T> {
+    const wanted = domain.toLowerCase();
+    return this.sites.exclusive(`domain:${wanted}`, async () => {
+      const holder = await this.siteByDomain(wanted);
+      if (holder && holder.id !== siteId) throw conflict('conflict', `domain: a site for "${wanted}" already exists`);
+      return write();
+    });
   }
 
   async getSite(id: string): Promise<Site | undefined> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conflict, invalidRequest, notFound } from '../../core/errors';
+import { invalidRequest, notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
 import { BUILTIN_EVENTS, GoalsRepo } from '../../model/goals';
 import { requireSite } from '../auth';
@@ -43,11 +43,7 @@ export default function goalRoutes(r: RouteRegistrar): void {
     async handler({ app, principal, body }) {
       const site = await requireSite(app.repos, principal, body.site_id);
       checkKind(body);
-      const goals = new GoalsRepo(app.store);
-      if ((await goals.list(site.id)).some((g) => g.name.toLowerCase() === body.name.toLowerCase())) {
-        throw conflict('conflict', `The site already has a goal named "${body.name}".`);
-      }
-      const goal = await goals.create({ ...body, site_id: site.id });
+      const goal = await new GoalsRepo(app.store).create({ ...body, site_id: site.id });
       return { data: goal, meta: { site_id: site.id } };
     },
   });

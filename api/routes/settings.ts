@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
-import { conflict, invalidRequest } from '../../core/errors';
+import { invalidRequest } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
 import type { RouteRegistrar } from '../route';
 
@@ -70,16 +70,12 @@ export function settingsRoutes(r: RouteRegistrar, out: typeof settingsResponse):
     method: 'patch', path: '/sites/{siteId}/settings', summary: 'Change site settings', tag: 'settings', scope: 'settings:write',
     body: SettingsPatch, response: SettingsOut,
     async handler({ app, site, body }) {
-      if (body.domain && body.domain !== site.domain) {
-        const other = await app.repos.siteByDomain(body.domain);
-        // Domains are global: the collection endpoint finds a site by its domain alone.
-        if (other && other.id !== site.id) throw conflict('conflict', `domain: a site for "${body.domain}" already exists`);
-      }
-      const saved = await app.repos.editSite(site.id, (current) => {
+      const edit = () => app.repos.editSite(site.id, (current) => {
         const next = applySettings(current, body);
         if (typeof next === 'string') throw invalidRequest(next);
         return next;
       });
+      const saved = body.domain && body.domain !== site.domain ? await app.repos.claimingDomain(site.id, body.domain, edit) : await edit();
       return { data: out(saved) };
     },
   });

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { conflict } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
 import type { Site } from '../../core/domain';
 import { canReach } from '../auth';
@@ -37,7 +36,6 @@ export default function sitesRoutes(r: RouteRegistrar): void {
     method: 'post', path: '/sites', summary: 'Create a site', tag: 'sites', scope: 'sites:write', status: 201,
     body: CreateSite, response: SiteOut,
     async handler({ app, principal, body }) {
-      if (await app.repos.siteByDomain(body.domain)) throw conflict('conflict', `A site for "${body.domain}" already exists.`);
       const site = await app.repos.createSite({ org_id: principal.orgId, ...body });
       return { data: siteOut(site), meta: { site_id: site.id } };
     },

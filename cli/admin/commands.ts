@@ -90,7 +90,6 @@ export const COMMANDS: Record<string, AdminCommand> = {
     }),
     async run(ctx, a) {
       await requireOrg(ctx, a.org);
-      if (await ctx.repos.siteByDomain(a.domain)) throw new AppError(409, 'conflict', `a site for "${a.domain}" already exists`);
       const s = await ctx.repos.createSite({ org_id: a.org, ...a });
       return { id: s.id, domain: s.domain, name: s.name, timezone: s.timezone, currency: s.currency };
     },

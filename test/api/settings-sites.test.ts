@@ -70,3 +70,26 @@ test('POST /sites needs sites:write', async () => {
   const reader = await t.key({ scopes: ['sites:read'] });
   expect((await svc.api('POST', '/sites', { token: reader.token, body: { domain: 'z.example.com' } })).status).toBe(403);
 });
+
+/** The statuses, sorted, of requests sent at the same moment. */
+async function atOnce(requests: (() => Promise<{ status: number }>)[]): Promise<number[]> {
+  return (await Promise.all(requests.map((r) => r()))).map((res) => res.status).sort();
+}
+
+test('concurrent creations of one domain, also by two organisations, give one site and 409s', async () => {
+  const other = await svc.tenant({ scopes: ['sites:write'] });
+  const create = (token: string) => () => svc.api('POST', '/sites', { token, body: { domain: 'race.example.net' } });
+  const statuses = await atOnce([t.token, other.token, t.token, other.token, t.token, other.token].map(create));
+  expect(statuses).toEqual([201, 409, 409, 409, 409, 409]);
+  const holders = [...(await svc.api('GET', '/sites', { token: t.token })).body.data, ...(await svc.api('GET', '/sites', { token: other.token })).body.data]
+    .filter((s: { domain: string }) => s.domain === 'race.example.net');
+  expect(holders).toHaveLength(1);
+});
+
+test('concurrent renames of two sites to one domain: one lands, the other is 409 and keeps its domain', async () => {
+  const settings = await t.key({ scopes: ['settings:write'] });
+  const rename = (siteId: string) => () => svc.api('PATCH', `/sites/${siteId}/settings`, { token: settings.token, body: { domain: 'renamed.example.net' } });
+  expect(await atOnce([rename(t.siteIds[1]), rename(t.siteIds[2])])).toEqual([200, 409]);
+  const domains = await Promise.all([1, 2].map(async (i) => (await svc.api('GET', `/sites/${t.siteIds[i]}/settings`, { token: settings.token })).body.data.domain));
+  expect(domains.filter((d: string) => d === 'renamed.example.net')).toHaveLength(1);
+});

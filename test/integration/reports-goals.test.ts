@@ -86,3 +86,11 @@ test('a duplicate name is 409; a foreign site is 403; scopes are enforced', asyn
   expect((await post({ site_id: s.t.siteId, name: 'z', kind: 'event', event_name: 'z' }, reader.token)).status).toBe(403);
   expect((await s.get('/goals', {}, reader.token)).status).toBe(403);
 });
+
+test('concurrent creations of one goal name (any case) give one goal and 409s', async () => {
+  const names = ['Race', 'race', 'RACE', 'Race', 'rAce', 'Race'];
+  const statuses = (await Promise.all(names.map((name) => post({ site_id: s.t.siteId, name, kind: 'event', event_name: 'race' })))).map((r) => r.status);
+  expect(statuses.sort()).toEqual([201, 409, 409, 409, 409, 409]);
+  const goals = (await s.get('/goals')).body.data.filter((g: { name: string }) => g.name.toLowerCase() === 'race');
+  expect(goals).toHaveLength(1);
+});
