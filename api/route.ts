@@ -46,6 +46,11 @@ export interface RouteSpec<Q extends ZodType, B extends ZodType> {
   response?: ZodType;
   /** The success status, for the document (the handler sets it on the response with `status`). */
   status?: number;
+  /**
+   * Refusals of this route beyond the ones every route documents (400, 401, 403, 429, a path id's
+   * 404, a body's 413 and 415), by status: `code: when`. Only for the document.
+   */
+  refusals?: Readonly<Record<number, string>>;
   handler(ctx: HandlerContext<z.infer<Q>, z.infer<B>>): Promise<RouteResult>;
 }
 
@@ -127,6 +132,7 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
         415: errorResponse('unsupported_media_type: the body is not Content-Type: application/json'),
       } : {}),
       429: errorResponse('rate_limited: see Retry-After'),
+      ...Object.fromEntries(Object.entries(spec.refusals ?? {}).map(([status, when]) => [status, errorResponse(when)])),
     },
   });
 }
@@ -154,6 +160,7 @@ export class RouteRegistrar {
         const site = req.params.siteId !== undefined ? await requireSite(app.repos, principal, String(req.params.siteId)) : undefined;
         const query = parse(spec.query, req.query, 'query');
         if (spec.body) await readBody(req, res);
+        else if (spec.method !== 'get') await refuseBody(req, res);
         const body = parse(spec.body, spec.body ? bodyOf(req) : undefined, 'body');
         const params = req.params as Record<string, string>;
         const result = await spec.handler({ app, principal, site: site as Site, query, body, params, req, res });
@@ -178,6 +185,20 @@ function readBody(req: Request, res: Response): Promise<void> {
     return Promise.reject(new AppError(415, 'unsupported_media_type', 'Request bodies must be Content-Type: application/json.'));
   }
   return new Promise((resolve, reject) => jsonParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+}
+
+/**
+ * A write that takes no body (re-sync, deletes) refuses one rather than ignoring it: a caller who
+ * sent fields expected them to matter, and re-sync clears data. Nothing, or `{}` (what many clients
+ * send by default), is accepted.
+ */
+async function refuseBody(req: Request, res: Response): Promise<void> {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) return;
+  await readBody(req, res);
+  const b = req.body as unknown;
+  const empty = b === undefined || (typeof b === 'object' && b !== null && !Array.isArray(b) && Object.keys(b).length === 0);
+  if (!empty) throw invalidRequest('body: this endpoint takes no body');
 }
 
 /** A write body must be a JSON object; an empty body counts as `{}`. */

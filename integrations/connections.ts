@@ -70,6 +70,7 @@ function refuseOtherProvider(stored: IntegrationRow | undefined, provider: strin
 
 /** The site's connection to `provider`, or 404 (also when it is connected to another provider). */
 export async function connectionOf(store: Store, siteId: string, provider: string): Promise<IntegrationRow> {
+  providerNamed(provider); // an unknown name is told which providers there are
   const row = await new IntegrationRepo(store).get(siteId);
   if (!row || row.provider !== provider) throw notFound(`${provider} connection`);
   return row;
@@ -87,6 +88,7 @@ export async function disconnect(store: Store, siteId: string, provider: string)
  * site without its data until someone noticed.
  */
 export async function resync(deps: IntegrationDeps, siteId: string, provider: string): Promise<IntegrationRow> {
+  const p = providerNamed(provider);
   const row = await new IntegrationRepo(deps.store).update(siteId, async (stored) => {
     if (!stored || stored.provider !== provider) throw notFound(`${provider} connection`);
     if (!deps.queues.available()) throw queueUnavailable();
@@ -94,7 +96,6 @@ export async function resync(deps: IntegrationDeps, siteId: string, provider: st
     // generation is written over the new one. A unit
     // the old job was already storing may land after the purge: the new import stores the same rows
     // again under the same keys, so nothing is counted twice.
-    const p = providerNamed(provider);
     await p.purge(deps.store, siteId);
     return { ...stored, ...queuedBackfill(siteId, p.counts) };
   });

@@ -39,6 +39,7 @@ function checkKind(body: z.infer<typeof CreateGoal>): void {
 export default function goalRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'post', path: '/goals', summary: 'Define a goal on a site', tag: 'goals', scope: 'goals:write', status: 201,
+    refusals: { 409: 'conflict: the site already has a goal of that name (case-insensitive)' },
     body: CreateGoal, response: GoalOut,
     async handler({ app, principal, body }) {
       const site = await requireSite(app.repos, principal, body.site_id);

@@ -40,6 +40,10 @@ export default function integrationRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'put', path: '/sites/{siteId}/integrations/{provider}', summary: 'Connect a provider: stripe or search_console (queues a full import)',
     tag: 'integrations', scope: 'revenue:write', body: ConnectBody, response: IntegrationOut,
+    refusals: {
+      409: 'conflict: the site is connected to the other provider (a site holds one connection)',
+      503: 'provider_unavailable: the provider could not be reached to check the credentials; see Retry-After',
+    },
     async handler({ app, site, params, body }) {
       const provider = providerNamed(params.provider);
       const row = await connect(app, site.id, provider, parseBody(provider.connectBody, body));
@@ -59,6 +63,7 @@ export default function integrationRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'post', path: '/sites/{siteId}/integrations/{provider}/resync', summary: 'Clear what the provider imported and import it again from the beginning',
     tag: 'integrations', scope: 'revenue:write', response: ResyncOut, status: 202,
+    refusals: { 503: 'queue_unavailable: the job queue (Redis) is down, so nothing was cleared; see Retry-After' },
     async handler({ app, site, params }) {
       const row = await resync(app, site.id, params.provider);
       return { data: { provider: row.provider, backfill: { state: row.backfill_state } }, meta: { site_id: site.id }, status: 202 };

@@ -57,6 +57,9 @@ export function applySettings(site: Site, patch: z.infer<typeof SettingsPatch>):
   return { ...next, allowed_hostnames: allowed };
 }
 
+/** The refusal of a domain another site holds (sites and settings routes). */
+export const DOMAIN_TAKEN = 'conflict: another site (of any organisation) holds the domain; domains are global';
+
 export function settingsRoutes(r: RouteRegistrar, out: typeof settingsResponse): void {
   r.route({
     method: 'get', path: '/sites/{siteId}/settings', summary: 'Read site settings', tag: 'settings', scope: 'settings:read',
@@ -68,6 +71,7 @@ export function settingsRoutes(r: RouteRegistrar, out: typeof settingsResponse):
 
   r.route({
     method: 'patch', path: '/sites/{siteId}/settings', summary: 'Change site settings', tag: 'settings', scope: 'settings:write',
+    refusals: { 409: DOMAIN_TAKEN },
     body: SettingsPatch, response: SettingsOut,
     async handler({ app, site, body }) {
       const edit = () => app.repos.editSite(site.id, (current) => {

@@ -38,7 +38,7 @@ export default function shareRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'get', path: '/sites/{siteId}/share', summary: 'The share board', tag: 'share', scope: 'settings:read',
-    response: ShareOut,
+    response: ShareOut, refusals: { 404: 'not_found: the site has no active share board (PUT creates one)' },
     async handler({ app, site }) {
       const row = await new ShareRepo(app.store).get(site.id);
       if (!row) throw notFound('share board');
@@ -48,7 +48,7 @@ export default function shareRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'delete', path: '/sites/{siteId}/share', summary: 'Deactivate the share board (a later PUT issues a new slug)',
-    tag: 'share', scope: 'settings:write', response: ShareOut,
+    tag: 'share', scope: 'settings:write', response: ShareOut, refusals: { 404: 'not_found: the site has no active share board' },
     async handler({ app, site }) {
       const off = await new ShareRepo(app.store).deactivate(site.id);
       if (!off) throw notFound('share board');

@@ -4,7 +4,7 @@ import type { Site } from '../../core/domain';
 import { canReach } from '../auth';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
-import { hostnameSchema, settingsResponse, settingsRoutes } from './settings';
+import { DOMAIN_TAKEN, hostnameSchema, settingsResponse, settingsRoutes } from './settings';
 
 const SiteOut = z.object({
   id: z.string().uuid(), domain: z.string(), name: z.string(), timezone: z.string(), currency: z.string(),
@@ -34,7 +34,7 @@ export default function sitesRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'post', path: '/sites', summary: 'Create a site', tag: 'sites', scope: 'sites:write', status: 201,
-    body: CreateSite, response: SiteOut,
+    body: CreateSite, response: SiteOut, refusals: { 409: DOMAIN_TAKEN },
     async handler({ app, principal, body }) {
       const site = await app.repos.createSite({ org_id: principal.orgId, ...body });
       return { data: siteOut(site), meta: { site_id: site.id } };

@@ -41,6 +41,7 @@ export default function teamRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'patch', path: '/team/members/{userId}/sites', summary: 'Confine a member to sites, or [] for every site',
     tag: 'team', scope: 'team:write', body: SiteAccessBody, response: Access,
+    refusals: { 409: 'last_owner: an owner reaches every site and cannot be scoped' },
     async handler({ app, principal, params, body }) {
       if (!isUuid(params.userId)) throw invalidRequest('userId: must be a uuid');
       const member = await app.repos.membership(principal.orgId, params.userId.toLowerCase());

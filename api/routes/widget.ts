@@ -27,6 +27,7 @@ export default function widgetRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'put', path: '/sites/{siteId}/widget', summary: 'Create or update the embeddable widget (starts off)',
     tag: 'widget', scope: 'settings:write', body: WidgetBody, response: WidgetOut,
+    refusals: { 409: 'no_events: switching on needs at least one recorded event' },
     async handler({ app, site, body }) {
       const repo = new WidgetRepo(app.store);
       const row = await repo.save(site.id, body);
@@ -36,7 +37,7 @@ export default function widgetRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'get', path: '/sites/{siteId}/widget', summary: 'The embeddable widget', tag: 'widget', scope: 'settings:read',
-    response: WidgetOut,
+    response: WidgetOut, refusals: { 404: 'not_found: the site has no widget yet (PUT creates it)' },
     async handler({ app, site }) {
       const row = await new WidgetRepo(app.store).get(site.id);
       if (!row) throw notFound('widget');

@@ -17,7 +17,8 @@ export interface AdminCommand<A extends z.ZodType = z.ZodType> {
 }
 
 /** A required uuid flag; `what` names it in the error (`--site must be a site uuid`). */
-export const uuid = (name: string, what = 'uuid') => z.string({ error: `--${name} is required` }).uuid(`--${name} must be a ${what}`);
+// Ids are compared as stored (lower case); the API takes them in any case, so the CLI does too.
+export const uuid = (name: string, what = 'uuid') => z.string({ error: `--${name} is required` }).uuid(`--${name} must be a ${what}`).transform((s) => s.toLowerCase());
 const csv = z.string().optional().transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
 
 async function requireOrg(ctx: AppContext, id: string) {
@@ -100,7 +101,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       org: uuid('org'),
       user: uuid('user'),
       scopes: csv.pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], { error: `--scopes takes ${ALL_SCOPES.join(',')}` }))),
-      sites: csv.pipe(z.array(z.string().uuid('--sites takes site uuids'))),
+      sites: csv.pipe(z.array(z.string().uuid('--sites takes site uuids').transform((s) => s.toLowerCase()))),
       'expires-at': z.string().datetime({ offset: true, error: '--expires-at must be ISO 8601 with an offset' }).optional(),
       name: z.string().max(200).optional(),
     }),

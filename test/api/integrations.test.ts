@@ -246,9 +246,20 @@ describe('re-sync', () => {
     expect((await svc.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: reader.token })).status).toBe(403);
     const other = await svc.api('POST', `/sites/${t.siteId}/integrations/paddle/resync`, { token: t.token });
     expect(other.status).toBe(404);
-    expect(other.body.error.code).toBe('not_found');
+    expect(other.body.error).toEqual({ code: 'not_found', message: expect.stringContaining('providers: stripe, search_console') });
     const unconnected = await svc.tenant({ scopes: ['revenue:write'] });
     expect((await svc.api('POST', `/sites/${unconnected.siteId}/integrations/stripe/resync`, { token: unconnected.token })).status).toBe(404);
+  });
+
+  test('takes no body: fields or another content type are refused before anything is cleared; {} is no body', async () => {
+    const url = `/sites/${t.siteId}/integrations/stripe/resync`;
+    const fields = await svc.api('POST', url, { token: t.token, body: { from: '2026-01-01' } });
+    expect(fields.status).toBe(400);
+    expect(fields.body.error).toEqual({ code: 'invalid_request', message: 'body: this endpoint takes no body' });
+    const text = await svc.api('POST', url, { token: t.token, raw: 'please', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    expect((await svc.api('GET', '/integrations', { token: t.token })).body.data[0].backfill.state).not.toBe('queued');
+    expect((await svc.api('POST', url, { token: t.token, body: {} })).status).toBe(202);
   });
 
   test('clears stored payments and start/end events, keeps other lifecycle events and the connection, then imports from the beginning', async () => {

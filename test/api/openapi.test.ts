@@ -61,3 +61,20 @@ test('path ids are uuids and paging parameters carry their bounds', () => {
   expect(q.limit).toEqual({ type: 'integer', minimum: 1, maximum: 1000, default: 100 });
   expect(q.offset).toEqual({ type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 });
 });
+
+test('routes document the refusals of their own: conflicts, a missing board or widget, an unreachable provider or queue', () => {
+  const codes = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
+  const said = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].description as string;
+  expect(said('/team/members/{userId}/sites', 'patch', '409')).toMatch(/^last_owner:/);
+  expect(said('/sites/{siteId}/widget', 'put', '409')).toMatch(/^no_events:/);
+  expect(said('/sites', 'post', '409')).toMatch(/^conflict:/);
+  expect(said('/sites/{siteId}/settings', 'patch', '409')).toMatch(/^conflict:/);
+  expect(said('/goals', 'post', '409')).toMatch(/^conflict:/);
+  expect(said('/sites/{siteId}/integrations/{provider}', 'put', '409')).toMatch(/^conflict:/);
+  expect(said('/sites/{siteId}/integrations/{provider}', 'put', '503')).toMatch(/^provider_unavailable:/);
+  expect(said('/sites/{siteId}/integrations/{provider}/resync', 'post', '503')).toMatch(/^queue_unavailable:/);
+  for (const path of ['/sites/{siteId}/share', '/sites/{siteId}/widget']) expect(said(path, 'get', '404')).toMatch(/^not_found:/);
+  // Only where the route can answer it.
+  expect(codes('/sites/{siteId}/notes', 'post')).not.toContain('409');
+  expect(codes('/sites/{siteId}/overview', 'get')).not.toContain('503');
+});

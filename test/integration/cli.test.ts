@@ -126,6 +126,9 @@ test('org, user, site and key create print exactly the documented objects; the k
 
   const limited = await ok(['key', 'create', '--org', org.id, '--user', user.id, '--sites', site.id, '--expires-at', '2099-01-01T00:00:00+02:00']);
   expect(limited).toMatchObject({ scopes: ['analytics:read'], sites: [site.id], expires_at: '2098-12-31T22:00:00.000Z' });
+  // Ids in upper case name the same rows, as they do in the API.
+  const shouted = await ok(['key', 'create', '--org', org.id.toUpperCase(), '--user', user.id.toUpperCase(), '--sites', site.id.toUpperCase()]);
+  expect(shouted.sites).toEqual([site.id]);
 });
 
 test('key list shows every key without a token; key revoke and user remove end access at once', async () => {
