@@ -53,7 +53,12 @@ export const settingsResponse = (s: Site) => ({
 export function applySettings(site: Site, patch: z.infer<typeof SettingsPatch>): Site | string {
   const next = { ...site, ...patch } as Site;
   const allowed = [...new Set([next.domain, ...(patch.allowed_hostnames ?? site.allowed_hostnames)])];
-  if (allowed.length > 25) return 'allowed_hostnames: at most 25 entries are allowed, the site domain included';
+  if (allowed.length > 25) {
+    // A new domain joins the list and the old one stays (its pages may still send events): name what was sent.
+    return patch.allowed_hostnames === undefined
+      ? `domain: allowed_hostnames would hold 26 entries with the new domain added (at most 25); send allowed_hostnames without the ones to drop`
+      : 'allowed_hostnames: at most 25 entries are allowed, the site domain included';
+  }
   return { ...next, allowed_hostnames: allowed };
 }
 

@@ -98,6 +98,18 @@ test('allowed_hostnames counts the folded domain: 25 with it is fine, 25 besides
   expect(over.body.error.message).toMatch(/^allowed_hostnames: at most 25 entries/);
 });
 
+test('a new domain that would push a full allowed_hostnames over 25 is refused naming domain; sending the list too works', async () => {
+  const full = ['shop.example.com', ...many(24, (i) => `a${i}.example.com`)];
+  expect((await patch({ allowed_hostnames: full })).status).toBe(200);
+  const moved = await patch({ domain: 'moved.example.com' });
+  expect(moved.status).toBe(400);
+  expect(moved.body.error.message).toMatch(/^domain: allowed_hostnames would hold 26 entries/);
+  const both = await patch({ domain: 'moved.example.com', allowed_hostnames: full.slice(1) });
+  expect(both.status).toBe(200);
+  expect(both.body.data.allowed_hostnames).toEqual(['moved.example.com', ...full.slice(1)]);
+  expect((await patch({ domain: 'shop.example.com', allowed_hostnames: [] })).body.data.allowed_hostnames).toEqual(['shop.example.com']);
+});
+
 test('limits apply after de-duplication', async () => {
   const res = await patch({ excluded_paths: [...many(50, (i) => `/p${i}`), ...many(50, (i) => `/P${i}`)] });
   expect(res.status).toBe(200);
