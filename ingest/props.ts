@@ -38,9 +38,13 @@ export function parseName(v: unknown): string | FieldError {
   return v;
 }
 
-/** value_cents: a whole number of the smallest currency unit. */
+/**
+ * value_cents: a whole number of the smallest currency unit, never negative: a goal's value adds to
+ * goal_value_cents, and refunds are the payment provider's to report, not a goal's.
+ */
 export function parseValueCents(value: unknown, field = 'value_cents'): number | undefined | string {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) return `${field} must be an integer (cents)`;
+  if (value < 0) return `${field} must not be negative`;
   return value;
 }

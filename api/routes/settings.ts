@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
+import { isCountryCode } from '../../core/countries';
 import type { RouteRegistrar } from '../route';
 
 /** A bare hostname: lower-case labels, no scheme, port or path. */
@@ -22,15 +23,27 @@ function list(name: string, max: number, item: z.ZodType<string, string>, fix: (
 
 const withSlash = (p: string) => (p.startsWith('/') ? p : '/' + p);
 
+/**
+ * Paths are matched decoded (`/café/*`), so a pattern pasted from an address bar (`/caf%C3%A9/*`) is
+ * decoded when saved; otherwise it would silently match nothing. Malformed escapes stay as written.
+ */
+function decodedPath(p: string): string {
+  try {
+    return withSlash(decodeURIComponent(p));
+  } catch {
+    return withSlash(p);
+  }
+}
+
 export const SettingsPatch = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   domain: hostnameSchema.optional(),
   timezone: z.string().refine(isValidTimeZone, 'unknown IANA timezone').optional(),
   currency: z.string().regex(/^[A-Za-z]{3}$/, 'ISO 4217 code expected').transform((c) => c.toUpperCase()).optional(),
-  excluded_paths: list('excluded_paths', 50, z.string().max(300), withSlash).optional(),
+  excluded_paths: list('excluded_paths', 50, z.string().max(300), decodedPath).optional(),
   allowed_hostnames: list('allowed_hostnames', 25, hostnameSchema).optional(),
   excluded_hostnames: list('excluded_hostnames', 50, hostnameSchema).optional(),
-  excluded_countries: list('excluded_countries', 100, z.string().regex(/^[a-z]{2}$/, 'two-letter country codes expected')).optional(),
+  excluded_countries: list('excluded_countries', 100, z.string().refine(isCountryCode, 'ISO 3166-1 alpha-2 country codes expected')).optional(),
   session_strategy: z.enum(SESSION_STRATEGIES as [string, ...string[]]).optional(),
 });
 

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { EventInput } from '../event';
 import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
 import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
+import { isCountryCode } from '../../core/countries';
 import { malformedMessage, malformedTextAt } from '../../core/text';
 
 /**
@@ -86,14 +87,14 @@ function parseOptional(obj: Obj): Optional | string {
     session: optString(obj, 'session', 500),
     user_agent: optString(obj, 'user_agent', 2000),
     ip: optString(obj, 'ip', 100),
-    country: optString(obj, 'country', 2),
+    country: optString(obj, 'country', 100),
     region: optString(obj, 'region', 200),
     city: optString(obj, 'city', 200),
   };
   for (const v of Object.values(fields)) if (isError(v)) return v.error;
   const f = fields as Optional;
   if (f.ip !== undefined && isIP(f.ip) === 0) return 'ip must be an IPv4 or IPv6 address';
-  if (f.country !== undefined && !/^[A-Za-z]{2}$/.test(f.country)) return 'country must be an ISO 3166-1 alpha-2 code';
+  if (f.country !== undefined && !isCountryCode(f.country)) return 'country must be an ISO 3166-1 alpha-2 code';
   return f;
 }
 

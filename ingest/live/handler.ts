@@ -81,7 +81,7 @@ function contentTypeAccepted(header: string | undefined): boolean {
 }
 
 function precheck(req: IncomingMessage): AppError | null {
-  if (req.method !== 'POST') return new AppError(405, 'invalid_request', 'Use POST to send an event.');
+  if (req.method !== 'POST') return new AppError(405, 'invalid_request', 'Use POST to send an event.', undefined, { allow: 'POST, OPTIONS' });
   if (!contentTypeAccepted(req.headers['content-type'])) {
     return new AppError(415, 'unsupported_media_type', 'Send the event as JSON (Content-Type: application/json or text/plain).');
   }
@@ -89,9 +89,13 @@ function precheck(req: IncomingMessage): AppError | null {
   return null;
 }
 
+const BOM = 0xef;
+
 function parseJson(body: Buffer): unknown | AppError {
   try {
-    return JSON.parse(body.toString('utf8'));
+    // A UTF-8 byte order mark (some server-side clients write one) is not JSON: skipped, as import does.
+    const start = body[0] === BOM && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+    return JSON.parse(body.toString('utf8', start));
   } catch {
     return new AppError(400, 'invalid_request', 'The request body is not valid JSON.');
   }

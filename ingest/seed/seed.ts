@@ -55,13 +55,18 @@ const pathOf = (rank: string) =>
 
 const GOALS = `multiIf(s_bot, 0, ${u('n', 10)} < 0.04, 1, ${u('n', 10)} < 0.055, 2, ${u('n', 10)} < 0.105, 3, ${u('n', 10)} < 0.125, 4, 0)`;
 
+/**
+ * One row per session. A session that would not have ended by now (its last event, a goal included,
+ * is at s_start + s_pages * s_step) moves a day back: no event lies in the future, and the last hour
+ * still holds the sessions that ended in it, so a fresh seed shows visitors online.
+ */
 function sessionsSql(source: string): string {
   const client = `if(s_bot, ${pick('bot', u('vn', 5))}, ${pick('client', u('vn', 5))})`;
   const start = `toInt64(toUnixTimestamp(toStartOfDay({now:DateTime64(3, 'UTC')})) * 1000) - toInt64(floor(${u('n', 6)} * {days:UInt32})) * 86400000
       + (${pick('hour', u('n', 7))} - 1) * 3600000 + toInt64(floor(${u('n', 8)} * 3600000))`;
   return `
     SELECT n, vn, s_bot, s_acq, s_place, s_client, s_goal, s_pages, s_step,
-      if(s_start0 > toUnixTimestamp64Milli({now:DateTime64(3, 'UTC')}) - 3600000, s_start0 - 86400000, s_start0) AS s_start
+      if(s_start0 + s_pages * s_step > toUnixTimestamp64Milli({now:DateTime64(3, 'UTC')}), s_start0 - 86400000, s_start0) AS s_start
     FROM (
       SELECT number AS n,
         if(${u('n', 2)} < ${BOT_SHARE}, toUInt64(n % 97) + 1000000000000, toUInt64(floor(pow(${u('n', 1)}, 1.6) * {visitors:UInt64}))) AS vn,

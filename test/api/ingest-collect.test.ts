@@ -159,6 +159,7 @@ describe('refusals', () => {
     ['a nested prop', { ...ok, p: { a: { b: 1 } } }, 400, 'invalid_request', 'props.a'],
     ['a fractional value_cents', { ...ok, value_cents: 1.5 }, 400, 'invalid_request', 'value_cents'],
     ['a string value_cents', { ...ok, value_cents: '100' }, 400, 'invalid_request', 'value_cents'],
+    ['a negative value_cents', { ...ok, value_cents: -700 }, 400, 'invalid_request', 'value_cents must not be negative'],
     ['an unpaired surrogate in a prop', '{"n":"pageview","u":"https://refuse.example/","p":{"a":"\\ud800"}}', 400, 'invalid_request', 'p.a must be valid Unicode text'],
     ['an unpaired surrogate in a JSON-encoded prop', JSON.stringify({ ...ok, p: '{"a":"\\udc00"}' }), 400, 'invalid_request', 'props.a must be valid Unicode text'],
     ['an unpaired surrogate in the name', '{"n":"x\\ud800","u":"https://refuse.example/"}', 400, 'invalid_request', 'n must be valid Unicode text'],
@@ -209,8 +210,9 @@ describe('refusals', () => {
     expect(res.body.error.code).toBe('unsupported_media_type');
   });
 
-  test('other methods are 405', async () => {
+  test('other methods are 405 with the methods allowed', async () => {
     const res = await request('GET', `${svc.base}/api/event`);
     expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST, OPTIONS');
   });
 });

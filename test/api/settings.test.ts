@@ -1,3 +1,4 @@
+import { isCountryCode } from '../../core/countries';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 
 /** GET/PATCH /sites/{siteId}/settings: every normalisation rule and limit of the spec. */
@@ -13,7 +14,7 @@ afterAll(() => svc.stop());
 
 const patch = (body: unknown, token = t.token) => svc.api('PATCH', siteUrl, { token, body });
 const many = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
-const countries = many(26 * 26, (i) => String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26)));
+const countries = many(26 * 26, (i) => String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26))).filter(isCountryCode);
 
 test('GET answers the settings object with active, and meta.site_id', async () => {
   const res = await svc.api('GET', siteUrl, { token: t.token });
@@ -110,6 +111,12 @@ test('a new domain that would push a full allowed_hostnames over 25 is refused n
   expect((await patch({ domain: 'shop.example.com', allowed_hostnames: [] })).body.data.allowed_hostnames).toEqual(['shop.example.com']);
 });
 
+test('an excluded path pasted percent-encoded is saved decoded, as paths are matched; a malformed escape stays', async () => {
+  const res = await patch({ excluded_paths: ['/caf%C3%A9/*', '/100%/x'] });
+  expect(res.status).toBe(200);
+  expect(res.body.data.excluded_paths).toEqual(['/café/*', '/100%/x']);
+});
+
 test('limits apply after de-duplication', async () => {
   const res = await patch({ excluded_paths: [...many(50, (i) => `/p${i}`), ...many(50, (i) => `/P${i}`)] });
   expect(res.status).toBe(200);
@@ -123,7 +130,8 @@ test.each([
   [{ domain: 'shop.example.com:8080' }, /^domain: must be a bare hostname/],
   [{ allowed_hostnames: ['not a host'] }, /^allowed_hostnames\.0: must be a bare hostname/],
   [{ excluded_hostnames: 'staging.example.com' }, /^excluded_hostnames: /],
-  [{ excluded_countries: ['USA'] }, /^excluded_countries\.0: two-letter country codes/],
+  [{ excluded_countries: ['USA'] }, /^excluded_countries\.0: ISO 3166-1 alpha-2 country codes/],
+  [{ excluded_countries: ['de', 'zz'] }, /^excluded_countries\.1: ISO 3166-1 alpha-2 country codes/],
   [{ excluded_paths: [''] }, /^excluded_paths\.0: excluded_paths entries must not be empty/],
   [{ excluded_paths: [42] }, /^excluded_paths\.0: /],
   [{ session_strategy: 'fingerprint' }, /^session_strategy: /],

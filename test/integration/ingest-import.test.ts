@@ -134,6 +134,24 @@ test('bad lines are rejected with their line numbers while good lines import', a
   expect(await rows(t.siteId)).toHaveLength(2);
 });
 
+test('country must be an assigned ISO 3166-1 code (any case, Kosovo\'s XK too); value_cents must not be negative', async () => {
+  const t = await svc.tenant();
+  const line = (extra: object) => JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'Signup', url: `https://${t.domain}/`, ...extra });
+  const out = await svc.admin('events import', { site: t.siteId }, [
+    line({ country: 'ZZ' }), line({ country: 'xx' }), line({ country: 'USA' }), line({ value_cents: -100 }),
+    line({ country: 'de', visitor: 'a' }), line({ country: 'XK', value_cents: 0, visitor: 'b' }),
+  ].join('\n'));
+  expect(out).toEqual({
+    imported: 2, rejected: 4, errors: [
+      { line: 1, message: 'country must be an ISO 3166-1 alpha-2 code' },
+      { line: 2, message: 'country must be an ISO 3166-1 alpha-2 code' },
+      { line: 3, message: 'country must be an ISO 3166-1 alpha-2 code' },
+      { line: 4, message: 'value_cents must not be negative' },
+    ],
+  });
+  expect((await rows(t.siteId)).map((r) => r.country).sort()).toEqual(['DE', 'XK']);
+});
+
 test('a BOM before line 1 is skipped; unpaired surrogates, impossible dates and years no report reaches are refused by line', async () => {
   const t = await svc.tenant();
   const url = `https://${t.domain}/`;

@@ -27,7 +27,8 @@ test('seed inserts exactly the requested events with realistic mixes', async () 
       uniqExact(device) AS devices, uniqExact(pathname) AS paths, countIf(name = 'Purchase') AS purchases,
       sumIf(value_cents, name = 'Purchase') AS value, countIf(name = 'exit_link' AND link != '') AS exits,
       countIf(name = 'file_download') AS downloads,
-      min(ts) >= toDateTime64('2026-03-16 00:00:00', 3, 'UTC') AS after_start, max(ts) < toDateTime64('2026-04-15 12:00:00', 3, 'UTC') AS before_now
+      min(ts) >= toDateTime64('2026-03-16 00:00:00', 3, 'UTC') AS after_start, max(ts) <= toDateTime64('2026-04-15 12:00:00', 3, 'UTC') AS before_now,
+      countIf(ts >= toDateTime64('2026-04-15 11:50:00', 3, 'UTC')) AS last_ten_minutes
     FROM EVENTS WHERE site_id = {s:UUID}`, t.siteId);
   expect(shape.events).toBe(20000);
   expect(shape.sessions).toBeGreaterThan(6000);
@@ -44,6 +45,10 @@ test('seed inserts exactly the requested events with realistic mixes', async () 
   expect(shape.downloads).toBeGreaterThan(0);
   expect(shape.after_start).toBe(1);
   expect(shape.before_now).toBe(1);
+  // Traffic runs up to now: the realtime report of a fresh seed shows visitors online.
+  expect(shape.last_ten_minutes).toBeGreaterThan(0);
+  const live = await svc.api('GET', `/sites/${t.siteId}/realtime`, { token: t.token });
+  expect(live.body.data.visitors).toBeGreaterThan(0);
 
   // Zipf: the most viewed path gets far more views than the 50th.
   const ranks = await q<{ c: number }>(`SELECT count() AS c FROM EVENTS WHERE site_id = {s:UUID} AND name = 'pageview' AND is_bot = 0
