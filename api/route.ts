@@ -179,9 +179,10 @@ const jsonParser = express.json({ limit: '100kb', strict: true });
  * Reads a write's JSON body. Runs after scope and reach (docs/AUTH.md: tenancy first), so a key that
  * may not write here is told 403 whatever it sent; a body that is not JSON is 415 before parsing.
  */
+const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+
 function readBody(req: Request, res: Response): Promise<void> {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !req.is('application/json')) {
+  if (hasBody(req) && !req.is('application/json')) {
     return Promise.reject(new AppError(415, 'unsupported_media_type', 'Request bodies must be Content-Type: application/json.'));
   }
   return new Promise((resolve, reject) => jsonParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
@@ -193,8 +194,7 @@ function readBody(req: Request, res: Response): Promise<void> {
  * send by default), is accepted.
  */
 async function refuseBody(req: Request, res: Response): Promise<void> {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (!hasBody) return;
+  if (!hasBody(req)) return;
   await readBody(req, res);
   const b = req.body as unknown;
   const empty = b === undefined || (typeof b === 'object' && b !== null && !Array.isArray(b) && Object.keys(b).length === 0);

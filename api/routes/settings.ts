@@ -35,13 +35,16 @@ function decodedPath(p: string): string {
   }
 }
 
+/** The site's own domain included. */
+const MAX_ALLOWED_HOSTNAMES = 25;
+
 export const SettingsPatch = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   domain: hostnameSchema.optional(),
   timezone: z.string().refine(isValidTimeZone, 'unknown IANA timezone').optional(),
   currency: z.string().regex(/^[A-Za-z]{3}$/, 'ISO 4217 code expected').transform((c) => c.toUpperCase()).optional(),
   excluded_paths: list('excluded_paths', 50, z.string().max(300), decodedPath).optional(),
-  allowed_hostnames: list('allowed_hostnames', 25, hostnameSchema).optional(),
+  allowed_hostnames: list('allowed_hostnames', MAX_ALLOWED_HOSTNAMES, hostnameSchema).optional(),
   excluded_hostnames: list('excluded_hostnames', 50, hostnameSchema).optional(),
   excluded_countries: list('excluded_countries', 100, z.string().refine(isCountryCode, 'ISO 3166-1 alpha-2 country codes expected')).optional(),
   session_strategy: z.enum(SESSION_STRATEGIES as [string, ...string[]]).optional(),
@@ -66,11 +69,11 @@ export const settingsResponse = (s: Site) => ({
 export function applySettings(site: Site, patch: z.infer<typeof SettingsPatch>): Site | string {
   const next = { ...site, ...patch } as Site;
   const allowed = [...new Set([next.domain, ...(patch.allowed_hostnames ?? site.allowed_hostnames)])];
-  if (allowed.length > 25) {
+  if (allowed.length > MAX_ALLOWED_HOSTNAMES) {
     // A new domain joins the list and the old one stays (its pages may still send events): name what was sent.
     return patch.allowed_hostnames === undefined
-      ? `domain: allowed_hostnames would hold 26 entries with the new domain added (at most 25); send allowed_hostnames without the ones to drop`
-      : 'allowed_hostnames: at most 25 entries are allowed, the site domain included';
+      ? `domain: allowed_hostnames would hold ${allowed.length} entries with the new domain added (at most ${MAX_ALLOWED_HOSTNAMES}); send allowed_hostnames without the ones to drop`
+      : `allowed_hostnames: at most ${MAX_ALLOWED_HOSTNAMES} entries are allowed, the site domain included`;
   }
   return { ...next, allowed_hostnames: allowed };
 }

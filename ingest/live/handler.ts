@@ -89,13 +89,12 @@ function precheck(req: IncomingMessage): AppError | null {
   return null;
 }
 
-const BOM = 0xef;
+/** A UTF-8 byte order mark (some server-side clients write one) is not JSON: skipped, as import does. */
+const bomLength = (body: Buffer) => (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0);
 
 function parseJson(body: Buffer): unknown | AppError {
   try {
-    // A UTF-8 byte order mark (some server-side clients write one) is not JSON: skipped, as import does.
-    const start = body[0] === BOM && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-    return JSON.parse(body.toString('utf8', start));
+    return JSON.parse(body.toString('utf8', bomLength(body)));
   } catch {
     return new AppError(400, 'invalid_request', 'The request body is not valid JSON.');
   }

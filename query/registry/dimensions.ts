@@ -29,17 +29,20 @@ export interface DimensionDef {
   /** Extra row fields grouped alongside the label, e.g. `country_code` for region and city. */
   extra: Readonly<Record<string, () => Expr>>;
   fields: readonly RowField[];
+  /** How the label shows an empty value; `filter_<name>` with it selects that row (filters.ts). */
+  emptyLabel?: string;
 }
 
 const SESSION_FIELDS = ['visitors', 'views', 'goals', 'revenue_cents'] as const;
 const nonEmpty = (name: string) => () => bin('!=', col(name), str(''));
-/** How an empty attribute is labelled; filtering by the label selects the empty value (filters.ts). */
-export const NOT_SET = '(not set)';
-const orNotSet = (name: string) => () => fn('if', eq(col(name), str('')), str(NOT_SET), col(name));
 
 const session = (name: string, opts: Partial<DimensionDef> = {}): DimensionDef => ({
   family: 'session', label: () => col(name), extra: {}, fields: SESSION_FIELDS, ...opts,
 });
+
+/** A session attribute whose empty value gets a row of its own, labelled `emptyLabel`. */
+const labelled = (name: string, emptyLabel: string): DimensionDef =>
+  session(name, { emptyLabel, label: () => fn('if', eq(col(name), str('')), str(emptyLabel), col(name)) });
 
 const link = (eventName: string): DimensionDef => ({
   family: 'link',
@@ -50,25 +53,23 @@ const link = (eventName: string): DimensionDef => ({
   fields: ['visitors', 'clicks'],
 });
 
-/** `referrer` is stored as the referring hostname without `www.`, '' for direct and self-referrals. */
-export const referrerLabel = () => fn('if', eq(col('referrer'), str('')), str('(direct)'), col('referrer'));
-
 export const DIMENSIONS = {
   path: { family: 'page', label: () => col('pathname'), events: () => eq(col('name'), str('pageview')), extra: {}, fields: ['visitors', 'views'] },
   hostname: { family: 'page', label: () => col('hostname'), events: () => eq(col('name'), str('pageview')), extra: {}, fields: ['visitors', 'views'] },
   entry_path: session('entry_path', { present: nonEmpty('entry_path') }),
   exit_link: link('exit_link'),
   file_download: link('file_download'),
-  referrer: session('referrer', { label: referrerLabel }),
-  channel: session('channel', { label: orNotSet('channel') }),
+  // Stored as the referring hostname without `www.`, '' for direct visits and self-referrals.
+  referrer: labelled('referrer', '(direct)'),
+  channel: labelled('channel', '(not set)'),
   utm_campaign: session('utm_campaign', { present: nonEmpty('utm_campaign') }),
   utm_term: session('utm_term', { present: nonEmpty('utm_term') }),
   country: session('country', { present: nonEmpty('country') }),
   region: session('region', { present: () => and(nonEmpty('region')(), nonEmpty('country')()), extra: { country_code: () => col('country') } }),
   city: session('city', { present: () => and(nonEmpty('city')(), nonEmpty('country')()), extra: { country_code: () => col('country') } }),
-  browser: session('browser', { label: orNotSet('browser') }),
-  os: session('os', { label: orNotSet('os') }),
-  device: session('device', { label: orNotSet('device') }),
+  browser: labelled('browser', '(not set)'),
+  os: labelled('os', '(not set)'),
+  device: labelled('device', '(not set)'),
   goal: { family: 'goal', label: () => col('name'), extra: {}, fields: ['visitors', 'goals'] },
 } satisfies Record<DimensionKey, DimensionDef>;
 

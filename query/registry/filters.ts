@@ -1,7 +1,7 @@
 import { AI_CHANNEL } from '../../ingest/enrich/channel';
 import type { FilterNode, RollupSource } from '../ast';
 import { col, eq, str, type Expr } from '../sql/ast';
-import { NOT_SET, referrerLabel } from './dimensions';
+import { DIMENSIONS, type DimensionDef, type DimensionKey } from './dimensions';
 import type { OperatorKey } from './operators';
 
 /**
@@ -35,8 +35,17 @@ const BOTH: readonly RollupSource[] = ['slices', 'pages'];
 const sessionAttr = (name: string, normalize?: (v: string) => string): FilterDef => ({
   level: 'session', subject: () => col(name), op: 'equals', normalize, rollups: BOTH,
 });
-/** A session attribute whose breakdown shows empty values as `(not set)`: that row can be drilled into. */
-const labelledAttr = (name: string): FilterDef => sessionAttr(name, (v) => (v === NOT_SET ? '' : v));
+/**
+ * A session attribute whose breakdown labels empty values (`(not set)`, `(direct)`): the label selects
+ * the empty value, so that row can be drilled into. `normalize` runs first.
+ */
+function labelledAttr(name: DimensionKey, normalize: (v: string) => string = (v) => v): FilterDef {
+  const emptyLabel = (DIMENSIONS[name] as DimensionDef).emptyLabel;
+  return sessionAttr(name, (v) => {
+    const value = normalize(v);
+    return value === emptyLabel ? '' : value;
+  });
+}
 
 const linkFilter = (eventName: string): FilterDef => ({
   level: 'event', subject: () => col('link'), scope: () => eq(col('name'), str(eventName)), op: 'equals', rollups: [],
@@ -56,7 +65,7 @@ export const FILTERS = {
   country: sessionAttr('country', (v) => v.toUpperCase()),
   region: sessionAttr('region'),
   city: sessionAttr('city'),
-  referrer: { level: 'session', subject: referrerLabel, op: 'equals', normalize: (v) => v.toLowerCase().replace(/^www\./, ''), rollups: BOTH },
+  referrer: labelledAttr('referrer', (v) => v.toLowerCase().replace(/^www\./, '')),
   channel: labelledAttr('channel'),
   utm_source: sessionAttr('utm_source'),
   utm_medium: sessionAttr('utm_medium'),

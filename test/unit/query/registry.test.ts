@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BUCKETS, BUCKET_UNITS } from '../../../query/registry/buckets';
 import { DIMENSIONS, DIMENSION_KEYS, type DimensionDef } from '../../../query/registry/dimensions';
-import { FILTERS, FILTER_KEYS, type FilterDef } from '../../../query/registry/filters';
+import { FILTERS, FILTER_KEYS, filterValue, type FilterDef, type FilterKey } from '../../../query/registry/filters';
+import { parseReport } from '../../../query/params';
 import { METRICS, METRIC_KEYS } from '../../../query/registry/metrics';
 import { OPERATORS, OPERATOR_KEYS } from '../../../query/registry/operators';
 import { col, str, type Expr } from '../../../query/sql/ast';
@@ -84,6 +85,18 @@ describe('filters', () => {
     for (const c of columnsOf(e)) expect(EVENTS).toContain(c);
     for (const rollup of def.rollups) for (const c of columnsOf(e)) expect(ROLLUP_COLUMNS[rollup]).toContain(c);
     if (def.level === 'session') expect([...def.rollups].sort()).toEqual(['pages', 'slices']);
+  });
+
+  const labelled = DIMENSION_KEYS.filter((k) => (DIMENSIONS[k] as DimensionDef).emptyLabel);
+  test.each(labelled.map((k) => [k]))('%s: a row labelling empty values can be drilled into: its filter selects the empty value', (k) => {
+    const emptyLabel = (DIMENSIONS[k] as DimensionDef).emptyLabel!;
+    expect(filterValue(k as FilterKey, emptyLabel)).toBe('');
+    expect(filterValue(k as FilterKey, 'x')).toBe('x');
+  });
+
+  test('the heatmap\'s channel parameter takes the same labels as filter_channel', () => {
+    const q = parseReport('heatmap', { channel: '(not set)' }, { id: 's', currency: 'USD' }, (tz) => tz);
+    expect(q.filters).toEqual({ kind: 'cond', filter: 'channel', op: 'equals', value: '' });
   });
 });
 
