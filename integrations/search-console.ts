@@ -2,7 +2,7 @@ import { auth, searchconsole, type searchconsole_v1 } from '@googleapis/searchco
 import type { Store } from '../clickhouse/store';
 import { tombstone } from '../clickhouse/tombstones';
 import { nextVersion } from '../core/ids';
-import { SEARCH_TABLE } from '../query/lower/search';
+import { DAY_TOTAL, SEARCH_TABLE } from '../query/lower/search';
 import { addDays, addMonths, dateInZone, formatDate, parseDate } from '../query/window/zoned';
 
 /**
@@ -71,7 +71,7 @@ export async function datesWithData(sc: searchconsole_v1.Searchconsole, property
   return (res.data.rows ?? []).filter((r) => (r.impressions ?? 0) > 0).map((r) => r.keys![0]).sort().reverse();
 }
 
-/** One (term, hostname, path) of a day, summed over the API's rows. */
+/** One (term, hostname, path) of a day, summed over the API's rows; or the day's property total (DAY_TOTAL). */
 interface TermPage {
   term: string; hostname: string; path: string; clicks: number; impressions: number; position_sum: number;
 }
@@ -86,17 +86,23 @@ function pageParts(page: string): { hostname: string; path: string } {
   }
 }
 
+/** An API row's figures, the position as its summable part (the API's position is impression-weighted). */
+function figures(r: searchconsole_v1.Schema$ApiDataRow) {
+  const impressions = r.impressions ?? 0;
+  return { clicks: r.clicks ?? 0, impressions, position_sum: (r.position ?? 0) * impressions };
+}
+
 /** Sum an API row (keys: date, query, page) into its table key: URLs that differ only in query or fragment are one path. */
 function addRow(into: Map<string, TermPage>, r: searchconsole_v1.Schema$ApiDataRow): void {
   const [, term = '', page = ''] = r.keys ?? [];
+  if (!term) return; // the console reports no empty query; the key is the day total's
   const { hostname, path } = pageParts(page);
   const key = JSON.stringify([term, hostname, path]);
   const sum = into.get(key) ?? { term, hostname, path, clicks: 0, impressions: 0, position_sum: 0 };
-  const impressions = r.impressions ?? 0;
-  sum.clicks += r.clicks ?? 0;
-  sum.impressions += impressions;
-  // The API's position is the impression-weighted average; stored as its summable part.
-  sum.position_sum += (r.position ?? 0) * impressions;
+  const add = figures(r);
+  sum.clicks += add.clicks;
+  sum.impressions += add.impressions;
+  sum.position_sum += add.position_sum;
   into.set(key, sum);
 }
 
@@ -105,31 +111,50 @@ export interface DayImport {
   requests: number;
 }
 
+type Query = searchconsole_v1.Params$Resource$Searchanalytics$Query['requestBody'];
+
+/** One request of a day's rows with fresh data included; whether the console still calls the day not final. */
+async function askDay(sc: searchconsole_v1.Searchconsole, property: string, day: string, body: Query) {
+  const res = await sc.searchanalytics.query({
+    siteUrl: property, requestBody: { startDate: day, endDate: day, dataState: 'all', type: 'web', ...body },
+  });
+  const incomplete = res.data.metadata?.firstIncompleteDate;
+  return { rows: res.data.rows ?? [], notFinal: !!incomplete && incomplete <= day };
+}
+
 /**
- * Import one day whole: every page of its (date, query, page) rows with fresh data included, final
+ * The day's figures for the whole property (grouped by date alone): the console's own totals, which
+ * count anonymised queries and count a result once however many of the property's URLs it showed.
+ */
+async function dayTotal(sc: searchconsole_v1.Searchconsole, property: string, day: string) {
+  const { rows, notFinal } = await askDay(sc, property, day, { dimensions: ['date'] });
+  const total = rows.find((r) => r.keys?.[0] === day && (r.impressions ?? 0) > 0);
+  return { total: total && { ...DAY_TOTAL, ...figures(total) }, notFinal };
+}
+
+/**
+ * Import one day whole: its property total, then every page of its (date, query, page) rows, final
  * unless the console says data from that day on is still being collected (`firstIncompleteDate`).
+ * `requests` counts the pages of term rows.
  */
 export async function importDay(sc: searchconsole_v1.Searchconsole, store: Store, siteId: string, property: string, day: string): Promise<DayImport> {
   const version = nextVersion();
+  const { total, notFinal } = await dayTotal(sc, property, day);
   const sums = new Map<string, TermPage>();
-  let final = true;
+  let final = !notFinal;
   let requests = 0;
   for (let startRow = 0; ; startRow += PAGE_ROWS) {
-    const res = await sc.searchanalytics.query({
-      siteUrl: property,
-      requestBody: { startDate: day, endDate: day, dimensions: ['date', 'query', 'page'], rowLimit: PAGE_ROWS, startRow, dataState: 'all', type: 'web' },
-    });
+    const page = await askDay(sc, property, day, { dimensions: ['date', 'query', 'page'], rowLimit: PAGE_ROWS, startRow });
     requests++;
-    const incomplete = res.data.metadata?.firstIncompleteDate;
-    if (incomplete && incomplete <= day) final = false;
-    const page = res.data.rows ?? [];
-    for (const r of page) addRow(sums, r);
-    if (page.length < PAGE_ROWS) break;
+    if (page.notFinal) final = false;
+    for (const r of page.rows) addRow(sums, r);
+    if (page.rows.length < PAGE_ROWS) break;
   }
-  const rows = [...sums.values()].map((sum) => ({ site_id: siteId, date: day, ...sum, is_final: final ? 1 : 0, version, is_deleted: 0 }));
+  const rows = [...sums.values(), ...(total ? [total] : [])]
+    .map((sum) => ({ site_id: siteId, date: day, ...sum, is_final: final ? 1 : 0, version, is_deleted: 0 }));
   if (rows.length) await store.insert(SEARCH_TABLE, rows);
   await clearRows(store, siteId, { day, before: version });
-  return { rows: rows.length, requests };
+  return { rows: sums.size, requests };
 }
 
 const COLUMNS = ['site_id', 'date', 'term', 'hostname', 'path', 'clicks', 'impressions', 'position_sum', 'is_final'];

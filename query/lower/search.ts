@@ -10,9 +10,16 @@ import { pageBounds, siteParam } from './common';
  * date, term, hostname, path) in `search_console`, read FINAL without tombstones (a re-import replaces
  * a day whole: integrations/search-console.ts). Ratios are stored as summable parts (`position_sum` =
  * position x impressions), so every total is exact.
+ *
+ * Beside its term rows, an imported day holds its property total: the row whose term, hostname and
+ * path are empty (the console never reports an empty query). Term rows leave out anonymised queries
+ * and count a result once per URL, so they do not sum to the console's own totals; the totals report
+ * reads the day's total row, and sums the term rows only for a day imported before total rows were.
  */
 export const SEARCH_PROVIDER = 'search_console';
 export const SEARCH_TABLE = 'search_console';
+/** The key of a day's property total row. */
+export const DAY_TOTAL = { term: '', hostname: '', path: '' } as const;
 
 export interface SearchDates {
   first: string;
@@ -36,6 +43,14 @@ function rowsWhere(q: ReportQuery, d: SearchDates): Expr {
     eq(col('is_deleted'), lit(0)),
     bin('>=', col('date'), param('Date', d.first)),
     bin('<=', col('date'), param('Date', d.last)),
+  );
+}
+
+/** Term rows only (not the days' total rows), of the named terms when given. */
+function termRowsWhere(q: ReportQuery, d: SearchDates): Expr {
+  return and(
+    rowsWhere(q, d),
+    bin('!=', col('term'), str(DAY_TOTAL.term)),
     q.terms ? inSet(col('term'), param('Array(String)', [...q.terms])) : undefined,
   );
 }
@@ -51,14 +66,29 @@ export function searchConnection(q: ReportQuery): SelectNode {
   });
 }
 
+/** Per day: its total row's figure, or the sum of its term rows when it has no total row. */
+function dayFigure(column: string): Expr {
+  const isTotal = eq(col('term'), str(DAY_TOTAL.term));
+  return fn('if', bin('>', fn('countIf', isTotal), lit(0)), fn('sumIf', col(column), isTotal), fn('sum', col(column)));
+}
+
+/** The window's totals: per day (inner names differ from the outer aliases on purpose), then summed. */
 export function lowerSearchTotals(q: ReportQuery, d: SearchDates): SelectNode {
-  return select({
+  const perDay = select({
     columns: [
-      as(fn('sum', col('clicks')), 'clicks'), as(fn('sum', col('impressions')), 'impressions'),
-      as(fn('sum', col('position_sum')), 'position_sum'), as(fn('countIf', eq(col('is_final'), lit(0))), 'not_final'),
+      as(dayFigure('clicks'), 'c'), as(dayFigure('impressions'), 'i'), as(dayFigure('position_sum'), 'ps'),
+      as(fn('countIf', eq(col('is_final'), lit(0))), 'nf'),
     ],
     from: rows(),
     where: rowsWhere(q, d),
+    groupBy: [col('date')],
+  });
+  return select({
+    columns: [
+      as(fn('sum', col('c')), 'clicks'), as(fn('sum', col('i')), 'impressions'),
+      as(fn('sum', col('ps')), 'position_sum'), as(fn('sum', col('nf')), 'not_final'),
+    ],
+    from: subquery(perDay),
   });
 }
 
@@ -70,7 +100,7 @@ function byTermPage(q: ReportQuery, d: SearchDates): SelectNode {
       as(fn('sum', col('clicks')), 'c'), as(fn('sum', col('impressions')), 'i'), as(fn('sum', col('position_sum')), 'ps'),
     ],
     from: rows(),
-    where: rowsWhere(q, d),
+    where: termRowsWhere(q, d),
     groupBy: [col('term'), col('host'), col('path')],
   });
 }

@@ -158,6 +158,9 @@ describe('the import, the refresh, re-sync and disconnect', () => {
       { date: day(2), query: 'tally', page: 'https://www.shop.example/docs?ref=b', clicks: 1, impressions: 10, position: 8 },
       { date: day(1), query: 'tally pricing', page: 'https://www.shop.example/pricing', clicks: 2, impressions: 20, position: 1.5 },
       { date: day(1), query: 'cheap analytics', page: 'https://www.shop.example/', clicks: 0, impressions: 30, position: 25 },
+      // Anonymised queries: in the console's totals, never in its rows by query.
+      { date: day(40), query: null, page: 'https://www.shop.example/', clicks: 2, impressions: 70, position: 30 },
+      { date: day(1), query: null, page: 'https://www.shop.example/pricing', clicks: 1, impressions: 15, position: 9 },
       ...Array.from({ length: 25_010 }, (_, i) => ({
         date: PAGED, query: `long tail ${i}`, page: `https://www.shop.example/p/${i % 97}`, clicks: i % 3, impressions: 1 + (i % 5), position: 1 + (i % 40),
       })),
@@ -165,7 +168,7 @@ describe('the import, the refresh, re-sync and disconnect', () => {
     google.firstIncompleteDate = day(1);
   });
 
-  test('imports every day with data, newest first, every page of a day; totals and terms match the console', async () => {
+  test('imports every day with data, newest first, every page of a day; totals (anonymised queries included) and terms match the console', async () => {
     expect((await put(t, { property, service_account: account })).status).toBe(200);
     const done = await backfillState(t, 'completed');
     // 4 days; the paged day summed per (term, path) is 25,010 rows; /docs twice is one row.
@@ -214,9 +217,10 @@ describe('the import, the refresh, re-sync and disconnect', () => {
 
   test('an import that fails part way resumes after the last stored day; nothing is counted twice', async () => {
     const before = dayQueries(property).length;
-    // The re-sync's dates query passes, today and day 1 pass, day 2's query fails once (this property's
-    // requests only: the other suite's site may still be being refreshed).
-    google.failNext(1, { path: `${property}/searchAnalytics`, after: 3 });
+    // The re-sync's dates query passes, today and day 1 pass (each a total, then its rows), day 2's
+    // total passes and its rows fail once (this property's requests only: the other suite's site may
+    // still be being refreshed).
+    google.failNext(1, { path: `${property}/searchAnalytics`, after: 6 });
     expect((await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token })).status).toBe(202);
     const done = await until('re-import', () => connection(t), (c) => c?.backfill.state === 'completed' && c.backfill.counts.days === 5, 60_000);
     expect(done.backfill.counts).toEqual({ days: 5, rows: 1 + 1 + 1 + 25_010 + 2, pages: 6 });

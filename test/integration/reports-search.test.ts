@@ -36,9 +36,10 @@ async function connect(siteId: string) {
   }]);
 }
 
+/** Term rows; a row with an empty term and path is a day's property total, as the import writes it. */
 async function searchRows(siteId: string, rows: Row[], version = 1) {
   await s.svc.running.ctx.store.insert('search_console', rows.map((r) => ({
-    site_id: siteId, date: r.date, term: r.term, hostname: 'shop.example', path: r.path, clicks: r.clicks, impressions: r.impressions,
+    site_id: siteId, date: r.date, term: r.term, hostname: r.term ? 'shop.example' : '', path: r.path, clicks: r.clicks, impressions: r.impressions,
     position_sum: r.position * r.impressions, is_final: r.final === false ? 0 : 1, version,
   })));
 }
@@ -84,6 +85,28 @@ describe('GET /search/totals', () => {
     await searchRows(id.siteId, [{ date: '2026-05-19', term: 'x', path: '/', clicks: 5, impressions: 20, position: 2 }], 2);
     const res = await s.svc.api('GET', `/sites/${id.siteId}/search/totals?period=last7d`, { token: id.token });
     expect(res.body.data).toEqual({ clicks: 5, impressions: 20, ctr: 0.25, position: 2, partial: false });
+  });
+});
+
+describe("a day's property total", () => {
+  test('is the day in totals (anonymised queries included); a day imported without one sums its terms; terms never list it', async () => {
+    const id = await s.svc.tenant({ scopes: ['analytics:read'] });
+    await connect(id.siteId);
+    await searchRows(id.siteId, [
+      // 05-18: two terms (7 clicks, 70 impressions) and the property's total, higher: anonymised queries.
+      { date: '2026-05-18', term: 'a', path: '/', clicks: 4, impressions: 40, position: 2 },
+      { date: '2026-05-18', term: 'b', path: '/x', clicks: 3, impressions: 30, position: 4 },
+      { date: '2026-05-18', term: '', path: '', clicks: 9, impressions: 100, position: 3.5 },
+      // 05-19: imported before total rows were stored: its term rows are its total.
+      { date: '2026-05-19', term: 'a', path: '/', clicks: 1, impressions: 50, position: 6 },
+    ]);
+    const get = (path: string, params: Record<string, string> = WEEK) => s.svc.api('GET', `/sites/${id.siteId}${path}?${new URLSearchParams(params)}`, { token: id.token });
+    // position (350 + 300) / 150
+    expect((await get('/search/totals')).body.data).toEqual({ clicks: 10, impressions: 150, ctr: 0.0667, position: 4.33, partial: false });
+    expect((await get('/search/totals', { from: '2026-05-18T00:00:00Z', to: '2026-05-19T00:00:00Z' })).body.data)
+      .toEqual({ clicks: 9, impressions: 100, ctr: 0.09, position: 3.5, partial: false });
+    expect((await get('/search/terms')).body.data.map((r: { term: string }) => r.term)).toEqual(['a', 'b']);
+    expect((await get('/search/term-pages', { ...WEEK, terms: 'a\nb' })).body.data.map((r: { path: string }) => r.path)).toEqual(['/', '/x']);
   });
 });
 

@@ -12,12 +12,14 @@ import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:c
  * - `POST /webmasters/v3/sites/{siteUrl}/searchAnalytics/query`: rows grouped by the requested
  *   dimensions (date, query, page), most clicked first, `rowLimit`/`startRow` paging, `dataState`
  *   (`final` leaves out days from `firstIncompleteDate` on; `all` reports that date in `metadata`
- *   when grouped by date and the range reaches it).
+ *   when grouped by date and the range reaches it). An anonymised query (`query: null`) counts in
+ *   groupings without `query` and is left out of groupings by query, as Google does.
  * Tally's client is pointed at it with TALLY_GOOGLE_API_URL. Tests add accounts and rows, grant and
  * revoke access, and inject failures.
  */
 export interface ConsoleRow {
-  date: string; query: string; page: string; clicks: number; impressions: number; position: number;
+  /** null: an anonymised query (rare queries Google never reports by name). */
+  date: string; query: string | null; page: string; clicks: number; impressions: number; position: number;
 }
 
 export interface ServiceAccountKey {
@@ -73,7 +75,8 @@ interface Grouped { keys: string[]; clicks: number; impressions: number; positio
 function query(all: ConsoleRow[], q: Record<string, any>, incomplete: string | undefined) {
   const dims: string[] = q.dimensions ?? [];
   const final = (q.dataState ?? 'final') !== 'all';
-  const inRange = all.filter((r) => r.date >= q.startDate && r.date <= q.endDate && !(final && incomplete && r.date >= incomplete));
+  const inRange = all.filter((r) => r.date >= q.startDate && r.date <= q.endDate && !(final && incomplete && r.date >= incomplete)
+    && !(r.query === null && dims.includes('query')));
   const groups = new Map<string, Grouped>();
   for (const r of inRange) {
     const keys = dims.map((d) => String(r[d as keyof ConsoleRow]));
@@ -87,7 +90,7 @@ function query(all: ConsoleRow[], q: Record<string, any>, incomplete: string | u
   const sorted = [...groups.values()].sort((a, b) => b.clicks - a.clicks || b.impressions - a.impressions);
   const start = Number(q.startRow ?? 0);
   const page = sorted.slice(start, start + Math.min(Number(q.rowLimit ?? 1000), 25_000));
-  const out: Record<string, unknown> = { responseAggregationType: 'byPage' };
+  const out: Record<string, unknown> = { responseAggregationType: dims.includes('page') ? 'byPage' : 'byProperty' };
   if (page.length) {
     out.rows = page.map((g) => ({
       keys: g.keys, clicks: g.clicks, impressions: g.impressions,
