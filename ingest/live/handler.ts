@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import proxyaddr from 'proxy-addr';
 import { AppError } from '../../core/errors';
 import { logger } from '../../core/logger';
@@ -8,8 +9,8 @@ import { parsePayload } from './payload';
 /**
  * POST /api/event as a plain node:http handler in front of Express (Express costs 3-3.5x more CPU
  * per event on this path). Browsers post cross-origin, so every answer carries CORS headers and
- * OPTIONS preflights are answered. Order of refusals: 405 method, 415 content type, 413 size (from
- * Content-Length, then while reading), 400 JSON, 400 payload. The client address is the socket's,
+ * OPTIONS preflights are answered. Order of refusals: 405 method, 415 content type or encoding, 413
+ * size (from Content-Length, then while reading, then decoded), 400 encoding, 400 JSON, 400 payload. The client address is the socket's,
  * or X-Forwarded-For's when the socket is a trusted proxy (TALLY_TRUST_PROXY): that is how a
  * server-side forwarder reports the real visitor, together with the User-Agent it sends.
  *
@@ -80,10 +81,40 @@ function contentTypeAccepted(header: string | undefined): boolean {
   return ACCEPTED_TYPES.has(header.split(';')[0].trim().toLowerCase());
 }
 
+type Decoder = (body: Buffer, opts: { maxOutputLength: number }) => Buffer;
+/**
+ * Content-Encodings a server-side client may compress the body with (browsers never do). Decoded
+ * bodies are held to MAX_BODY_BYTES like plain ones, so a small bomb is a 413, not a large buffer.
+ */
+const DECODERS = new Map<string, Decoder>([['gzip', gunzipSync], ['x-gzip', gunzipSync], ['deflate', inflateSync], ['br', brotliDecompressSync]]);
+const ENCODINGS = 'gzip, deflate or br';
+
+/** The decoder of a Content-Encoding header: null for none or identity, undefined when unsupported. */
+function decoderOf(header: string | undefined): Decoder | null | undefined {
+  if (header === undefined) return null;
+  const name = header.trim().toLowerCase();
+  return name === 'identity' || name === '' ? null : DECODERS.get(name);
+}
+
+function decodeBody(req: IncomingMessage, body: Buffer): Buffer | AppError {
+  const decode = decoderOf(req.headers['content-encoding']);
+  if (!decode) return body;
+  try {
+    return decode(body, { maxOutputLength: MAX_BODY_BYTES });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return tooLarge();
+    return new AppError(400, 'invalid_request', `The request body is not valid ${req.headers['content-encoding']!.trim()} data.`);
+  }
+}
+
 function precheck(req: IncomingMessage): AppError | null {
   if (req.method !== 'POST') return new AppError(405, 'invalid_request', 'Use POST to send an event.', undefined, { allow: 'POST, OPTIONS' });
   if (!contentTypeAccepted(req.headers['content-type'])) {
     return new AppError(415, 'unsupported_media_type', 'Send the event as JSON (Content-Type: application/json or text/plain).');
+  }
+  if (decoderOf(req.headers['content-encoding']) === undefined) {
+    const sent = req.headers['content-encoding']!.slice(0, 40);
+    return new AppError(415, 'unsupported_media_type', `Content-Encoding ${sent} is not supported: send the body uncompressed or as ${ENCODINGS}.`);
   }
   if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return tooLarge();
   return null;
@@ -143,7 +174,9 @@ export function eventHandler(collector: Collector, trustProxy: string[]) {
     sendError(res, new AppError(503, 'overloaded', 'The event could not be stored; retry shortly.', undefined, { 'Retry-After': '5' }));
   };
 
-  const collect = (req: IncomingMessage, res: ServerResponse, body: Buffer, started: number) => {
+  const collect = (req: IncomingMessage, res: ServerResponse, sent: Buffer, started: number) => {
+    const body = decodeBody(req, sent);
+    if (body instanceof AppError) return fail(res, body);
     const json = parseJson(body);
     if (json instanceof AppError) return fail(res, json);
     const payload = parsePayload(json);

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { collectorOf } from '../../ingest/live/module';
 import { startTestService, type TestService } from '../support/harness';
 import { request, type HttpResult } from '../support/http';
@@ -77,4 +78,36 @@ test('a body led by a UTF-8 byte order mark is read as its JSON, as import reads
   expect(await names(t.siteId)).toEqual(['bom']);
   // Only a leading one: a BOM inside the text is refused as before.
   expect((await request('POST', `${svc.plainBase}/api/event`, { raw: ' \ufeff{}', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+});
+
+describe('a compressed body (Content-Encoding, as a server-side client may send)', () => {
+  const send = (raw: Buffer | string, encoding: string) =>
+    request('POST', `${svc.plainBase}/api/event`, { raw, headers: { 'content-type': 'application/json', 'content-encoding': encoding } });
+
+  test('gzip, deflate and br are decoded and stored; identity is the body as sent', async () => {
+    const t = await svc.tenant({ domain: 'encoded.example' });
+    const event = (n: string) => Buffer.from(JSON.stringify({ n, u: 'https://encoded.example/' }));
+    expect((await send(gzipSync(event('gzip')), 'gzip')).status).toBe(202);
+    expect((await send(deflateSync(event('deflate')), 'Deflate')).status).toBe(202);
+    expect((await send(brotliCompressSync(event('br')), 'br')).status).toBe(202);
+    expect((await send(event('identity'), 'identity')).status).toBe(202);
+    expect((await names(t.siteId)).sort()).toEqual(['br', 'deflate', 'gzip', 'identity']);
+  });
+
+  test('refusals: an unsupported encoding 415 naming it, a corrupt body 400, a body over 16 KB once decoded 413', async () => {
+    const t = await svc.tenant({ domain: 'encoded-bad.example' });
+    const unsupported = await send('{}', 'compress');
+    expect(unsupported.status).toBe(415);
+    expect(unsupported.body.error).toMatchObject({ code: 'unsupported_media_type', message: expect.stringContaining('Content-Encoding compress') });
+    const corrupt = await send(Buffer.from('not gzip at all'), 'gzip');
+    expect(corrupt.status).toBe(400);
+    expect(corrupt.body.error).toMatchObject({ code: 'invalid_request', message: 'The request body is not valid gzip data.' });
+    // 40 KB of JSON compresses to well under 16 KB on the wire.
+    const bomb = gzipSync(JSON.stringify({ n: 'big', u: 'https://encoded-bad.example/', p: { pad: 'x'.repeat(40_000) } }));
+    expect(bomb.length).toBeLessThan(16 * 1024);
+    const big = await send(bomb, 'gzip');
+    expect(big.status).toBe(413);
+    expect(big.body.error.code).toBe('payload_too_large');
+    expect(await names(t.siteId)).toEqual([]);
+  });
 });

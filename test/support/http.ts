@@ -11,8 +11,8 @@ export interface HttpResult<T = any> {
 export interface RequestOptions {
   token?: string;
   body?: unknown;
-  /** Raw body text, sent as is (malformed JSON tests). */
-  raw?: string;
+  /** Raw body text or bytes, sent as is (malformed JSON tests, compressed bodies). */
+  raw?: string | Buffer;
   headers?: Record<string, string>;
 }
 
