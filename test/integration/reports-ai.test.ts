@@ -103,6 +103,18 @@ describe('GET /ai/crawlers', () => {
   });
 });
 
+test('a crawler row stored without a name (another writer, an older version) is listed as (unknown)', async () => {
+  const t = await s.svc.tenant({ scopes: ['analytics:read'] });
+  const store = s.svc.running.ctx.store;
+  const row = (ts: string, pathname: string) => ({
+    site_id: t.siteId, ts, name: 'pageview', event_id: crypto.randomUUID(), visitor_id: '7', session_id: '7', session_start: ts,
+    is_bot: 1, bot_kind: 'ai_training', crawler_name: '', crawler_operator: '', hostname: 'x.example', pathname,
+  });
+  await store.insert('events', [row('2026-05-19 10:00:00.000', '/a'), row('2026-05-19 11:00:00.000', '/b')]);
+  const res = await s.svc.api('GET', `/sites/${t.siteId}/ai/crawlers?period=last7d`, { token: t.token });
+  expect(res.body.data).toEqual([{ crawler: '(unknown)', operator: '', kind: 'ai_training', views: 2, pages: 2, last_seen: '2026-05-19T11:00:00+00:00' }]);
+});
+
 describe('GET /ai/pages', () => {
   test('crawl views beside AI-referred visitors, their goals and the revenue of sessions entering there', async () => {
     const body = await s.ok('/ai/pages', WEEK);
