@@ -34,16 +34,17 @@ const PHASES = {
   charges: {
     counts: 'payments',
     async page(stripe: Stripe, siteId: string, after: string | undefined): Promise<Page> {
-      const page = await stripe.charges.list({ limit: PAGE_SIZE, starting_after: after, expand: ['data.payment_intent'] });
+      // Versioned at the read, like a webhook's read of one charge: the later read of Stripe wins.
       const version = nextVersion();
+      const page = await stripe.charges.list({ limit: PAGE_SIZE, starting_after: after, expand: ['data.payment_intent'] });
       return { ids: page.data.map((c) => c.id), hasMore: page.has_more, table: 'payments', rows: page.data.map((c) => paymentRow(siteId, c, version)) };
     },
   },
   subscriptions: {
     counts: 'subscriptions',
     async page(stripe: Stripe, siteId: string, after: string | undefined): Promise<Page> {
-      const page = await stripe.subscriptions.list({ limit: PAGE_SIZE, status: 'all', starting_after: after });
       const version = nextVersion();
+      const page = await stripe.subscriptions.list({ limit: PAGE_SIZE, status: 'all', starting_after: after });
       return { ids: page.data.map((s) => s.id), hasMore: page.has_more, table: 'lifecycle_events', rows: page.data.flatMap((s) => subscriptionRows(siteId, s, version)) };
     },
   },

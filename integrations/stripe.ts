@@ -101,7 +101,7 @@ export function lifecycleKinds(event: Stripe.Event): LifecycleKind[] {
   }
 }
 
-/** Charge events whose object is the charge as it now stands. */
+/** Charge events: each is a cue to read the charge back (integrations/webhooks.ts). */
 export const CHARGE_EVENTS: ReadonlySet<string> = new Set([
   'charge.succeeded', 'charge.failed', 'charge.pending', 'charge.captured', 'charge.refunded', 'charge.updated', 'charge.expired',
 ]);
@@ -133,12 +133,3 @@ export function subscriptionRows(siteId: string, sub: Stripe.Subscription, versi
   return rows;
 }
 
-/**
- * Versions of webhook-written payment rows follow the event's time (µs, the scale of nextVersion), so
- * a late-delivered older event never replaces a newer state, and a backfill (which reads the current
- * state) replaces both. Within one second a refund outranks a success, which outranks a pending state.
- */
-export function chargeVersion(event: Stripe.Event, charge: Stripe.Charge): number {
-  const rank = charge.amount_refunded > 0 ? 2 : charge.status === 'pending' ? 0 : 1;
-  return event.created * 1_000_000 + rank;
-}

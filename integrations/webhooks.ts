@@ -1,10 +1,12 @@
 import Stripe from 'stripe';
 import type { Store } from '../clickhouse/store';
-import { AppError, notFound } from '../core/errors';
+import { AppError, invalidRequest, notFound } from '../core/errors';
 import { isUuid, nextVersion } from '../core/ids';
+import { logger } from '../core/logger';
 import type { SecretBox } from '../infra/secrets';
-import { IntegrationRepo } from '../model/integrations';
-import { CHARGE_EVENTS, STRIPE, chargeVersion, lifecycleKinds, lifecycleRow, paymentRow } from './stripe';
+import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
+import { openCredentials } from './providers';
+import { CHARGE_EVENTS, STRIPE, lifecycleKinds, lifecycleRow, paymentRow, stripeClient, type StripeCredentials } from './stripe';
 
 /**
  * POST /webhooks/stripe/{siteId}: Stripe's notifications for one connected site. The signature is
@@ -13,10 +15,18 @@ import { CHARGE_EVENTS, STRIPE, chargeVersion, lifecycleKinds, lifecycleRow, pay
  * a lifecycle row by its subscription (start, end) or event, so Stripe's retries and duplicates
  * change nothing. The event is stored before the 2xx: Stripe retries anything else, so an
  * acknowledged notification is never lost.
+ *
+ * A charge event is a cue, not the data: the charge is read back from Stripe (its PaymentIntent
+ * expanded), as Stripe advises, because the event's copy names the PaymentIntent by id only, so the
+ * checkout's visitor ids Checkout puts there would be lost (and a refund would detach revenue already
+ * attributed), and because deliveries arrive out of order. The row's version is the time of that read,
+ * on the clock the backfill's versions use, so whichever read Stripe later wins, whatever the order of
+ * the writes.
  */
 export interface WebhookDeps {
   store: Store;
   secrets: SecretBox;
+  config: { stripeApiUrl?: URL };
 }
 
 const badSignature = (why: string) => new AppError(400, 'invalid_signature', why);
@@ -33,22 +43,50 @@ export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId
   } catch {
     throw badSignature('The Stripe-Signature header does not match this body and the webhook secret, or is older than 5 minutes.');
   }
-  const stored = await storeEvent(deps.store, siteId, event);
+  const stored = await storeEvent(deps, row, event);
   await repo.webhookArrived(siteId, row);
   return { received: true, type: event.type, stored };
 }
 
+const SUBSCRIPTION_EVENT = 'customer.subscription.';
+
+/** The id of the event's object: a signed event without one is malformed (400, never a 500). */
+function objectId(event: Stripe.Event): string {
+  const object = (event.data as { object?: unknown } | undefined)?.object as { id?: unknown } | undefined;
+  if (typeof object?.id !== 'string' || !object.id) throw invalidRequest(`The ${event.type} event carries no object id.`);
+  return object.id;
+}
+
 /** Rows written for the event (0 for events that change neither a payment nor a lifecycle). */
-async function storeEvent(store: Store, siteId: string, event: Stripe.Event): Promise<number> {
-  if (CHARGE_EVENTS.has(event.type)) {
-    const charge = event.data.object as Stripe.Charge;
-    await store.insert('payments', [paymentRow(siteId, charge, chargeVersion(event, charge))]);
-    return 1;
-  }
+async function storeEvent(deps: WebhookDeps, row: IntegrationRow, event: Stripe.Event): Promise<number> {
+  if (CHARGE_EVENTS.has(event.type)) return storeCharge(deps, row, objectId(event));
+  if (!event.type.startsWith(SUBSCRIPTION_EVENT)) return 0;
+  const subscriptionId = objectId(event);
   const kinds = lifecycleKinds(event);
   if (!kinds.length) return 0;
-  const sub = event.data.object as Stripe.Subscription;
   const version = nextVersion();
-  await store.insert('lifecycle_events', kinds.map((kind) => lifecycleRow(siteId, kind, sub.id, event.created, event.id, version)));
+  await deps.store.insert('lifecycle_events', kinds.map((kind) => lifecycleRow(row.site_id, kind, subscriptionId, event.created, event.id, version)));
   return kinds.length;
+}
+
+/**
+ * The charge as Stripe has it now. Stripe unreachable (or refusing the key) is 503: the
+ * notification is not acknowledged and Stripe delivers it again later. A charge the key cannot see
+ * (another account's or mode's) is acknowledged and stores nothing.
+ */
+async function storeCharge(deps: WebhookDeps, row: IntegrationRow, chargeId: string): Promise<number> {
+  const { secret_key } = openCredentials<StripeCredentials>(deps.secrets, row);
+  const version = nextVersion();
+  let charge: Stripe.Charge;
+  try {
+    charge = await stripeClient(secret_key, deps.config.stripeApiUrl).charges.retrieve(chargeId, { expand: ['payment_intent'] });
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404) {
+      logger.warn({ site: row.site_id, charge: chargeId }, 'stripe webhook: the connected key cannot see this charge; ignored');
+      return 0;
+    }
+    throw new AppError(503, 'provider_unavailable', 'Stripe could not be reached to read the charge; deliver the event again later.', undefined, { 'Retry-After': '60' });
+  }
+  await deps.store.insert('payments', [paymentRow(row.site_id, charge, version)]);
+  return 1;
 }

@@ -333,19 +333,70 @@ describe('webhooks', () => {
     expect((await revenue()).payments).toBe(0);
   });
 
-  test('a charge is stored once however often it is delivered, and a later refund nets it', async () => {
+  /** A charge Stripe holds (the webhook reads it back), removed from the double after this suite. */
+  const held = (c: Partial<DoubleCharge> & { id: string }): DoubleCharge => {
+    const added = { amount: 5000, created: JUNE + 86_400 * 5, ...c };
+    stripe.charges.push(added);
+    return added;
+  };
+  afterAll(() => {
+    stripe.charges = stripe.charges.filter((c) => !c.id.startsWith('ch_wh'));
+  });
+
+  test('a charge is read back from Stripe: stored once however often it is delivered, a later refund nets it', async () => {
+    const stored = held({ id: 'ch_wh_1' });
     const paid = event('charge.succeeded', charge('ch_wh_1'));
-    for (let i = 0; i < 3; i++) expect((await send(paid)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await send(paid)).body).toMatchObject({ received: true, stored: 1 });
     expect(await revenue()).toMatchObject({ payments: 1, revenue_cents: 5000 });
+    stored.amount_refunded = 1500;
     expect((await send(event('charge.refunded', charge('ch_wh_1', { amount_refunded: 1500 })))).status).toBe(200);
-    // The older success delivered again (out of order) does not undo the refund.
+    // The older success delivered again (out of order) does not undo the refund: the charge is read as it now stands.
     expect((await send(paid)).status).toBe(200);
     expect(await revenue()).toMatchObject({ payments: 1, revenue_cents: 3500 });
     const noted = (await connection(t)).webhook.last_received_at;
     expect(noted).toEqual(expect.any(String));
     // Noted once a minute, not rewritten by every notification of a burst.
+    held({ id: 'ch_wh_2' });
     expect((await send(event('charge.succeeded', charge('ch_wh_2')))).status).toBe(200);
     expect((await connection(t)).webhook.last_received_at).toBe(noted);
+  });
+
+  test('a Checkout payment (the ids on its PaymentIntent, which the event names by id only) is attributed; a refund keeps it so', async () => {
+    await svc.admin('events import', { site: t.siteId }, JSON.stringify({
+      ts: '2026-06-20T09:00:00Z', name: 'pageview', url: `https://${t.domain}/pricing`, referrer: 'https://news.ycombinator.com/', visitor: 'wh-buyer',
+    }));
+    const bought = held({ id: 'ch_wh_checkout', amount: 3000, created: Date.UTC(2026, 5, 20, 9, 30) / 1000, intent_metadata: { tally_visitor_id: visitorIdFor(t.siteId, 'wh-buyer') } });
+    const referrer = async () => (await svc.api('GET', `/sites/${t.siteId}/breakdowns/referrer${WINDOW}`, { token: t.token })).body.data;
+    expect((await send(event('charge.succeeded', charge('ch_wh_checkout', { amount: 3000, payment_intent: 'pi_wh_checkout' })))).status).toBe(200);
+    expect(await referrer()).toContainEqual(expect.objectContaining({ label: 'news.ycombinator.com', revenue_cents: 3000 }));
+    bought.amount_refunded = 1000;
+    expect((await send(event('charge.refunded', charge('ch_wh_checkout', { amount: 3000, amount_refunded: 1000, payment_intent: 'pi_wh_checkout' })))).status).toBe(200);
+    expect(await referrer()).toContainEqual(expect.objectContaining({ label: 'news.ycombinator.com', revenue_cents: 2000 }));
+  });
+
+  test('Stripe unreachable: 503 provider_unavailable and nothing stored, so Stripe delivers again; the redelivery stores it', async () => {
+    held({ id: 'ch_wh_later', amount: 700 });
+    const before = (await revenue()).revenue_cents;
+    const paid = event('charge.succeeded', charge('ch_wh_later', { amount: 700 }));
+    stripe.failNext(3, '/v1/charges/ch_wh_later'); // the client's try and its two retries
+    const refused = await send(paid);
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe('provider_unavailable');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await revenue()).revenue_cents).toBe(before);
+    expect((await send(paid)).status).toBe(200);
+    expect((await revenue()).revenue_cents).toBe(before + 700);
+  });
+
+  test('a charge the key cannot see is acknowledged and stores nothing; a signed event without an object id is 400, not a 500', async () => {
+    const unseen = await send(event('charge.succeeded', charge('ch_wh_other_account')));
+    expect(unseen.status).toBe(200);
+    expect(unseen.body).toMatchObject({ received: true, stored: 0 });
+    for (const bad of [event('charge.succeeded', { object: 'charge' }), { ...event('customer.subscription.created', {}), data: {} }]) {
+      const res = await send(bad);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('no object id') });
+    }
   });
 
   test('subscription events become lifecycle events: start, upgrade, downgrade, pause, resume, trial conversion, end', async () => {

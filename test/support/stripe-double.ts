@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A local stand-in for api.stripe.com that speaks its wire format for what Tally calls: bearer-key
- * auth (401/403 as Stripe answers them), and the list endpoints for charges and subscriptions with
- * `limit`, `starting_after`, `status=all` and `expand[]=data.payment_intent`. The official client is
- * pointed at it with TALLY_STRIPE_API_URL. Tests add objects, revoke keys and inject 500s.
+ * auth (401/403 as Stripe answers them), the list endpoints for charges and subscriptions with
+ * `limit`, `starting_after`, `status=all` and `expand[]=data.payment_intent`, and one charge by id
+ * (`expand[]=payment_intent`; 404 `resource_missing` for an unknown id). The official client is
+ * pointed at it with TALLY_STRIPE_API_URL. Tests add and edit objects, revoke keys and inject 500s.
  */
 export interface DoubleCharge {
   id: string; amount: number; amount_refunded?: number; currency?: string; status?: 'succeeded' | 'pending' | 'failed';
@@ -28,9 +29,9 @@ export interface StripeDouble {
   close(): Promise<void>;
 }
 
-function error(res: http.ServerResponse, status: number, type: string, message: string) {
+function error(res: http.ServerResponse, status: number, type: string, message: string, code?: string) {
   res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_double' });
-  res.end(JSON.stringify({ error: { type, message } }));
+  res.end(JSON.stringify({ error: { type, message, ...(code ? { code } : {}) } }));
 }
 
 function chargeObject(c: DoubleCharge, expandIntent: boolean) {
@@ -73,10 +74,15 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
     if (!double.keys.has(key)) return error(res, 401, 'invalid_request_error', 'Invalid API Key provided');
     if (double.readOnlyDenied.has(key)) return error(res, 403, 'invalid_request_error', 'The provided key does not have the required permissions');
-    const expand = [...url.searchParams.entries()].some(([k, v]) => k.startsWith('expand') && v === 'data.payment_intent');
+    const expanded = (path: string) => [...url.searchParams.entries()].some(([k, v]) => k.startsWith('expand') && v === path);
+    const one = /^\/v1\/charges\/([^/]+)$/.exec(url.pathname);
     let body: object | undefined;
     if (req.method === 'GET' && url.pathname === '/v1/charges') {
-      body = listPage(double.charges, url.searchParams, '/v1/charges', (c) => chargeObject(c, expand));
+      body = listPage(double.charges, url.searchParams, '/v1/charges', (c) => chargeObject(c, expanded('data.payment_intent')));
+    } else if (req.method === 'GET' && one) {
+      const charge = double.charges.find((c) => c.id === decodeURIComponent(one[1]));
+      if (!charge) return error(res, 404, 'invalid_request_error', `No such charge: '${one[1]}'`, 'resource_missing');
+      body = chargeObject(charge, expanded('payment_intent'));
     } else if (req.method === 'GET' && url.pathname === '/v1/subscriptions') {
       body = listPage(double.subscriptions, url.searchParams, '/v1/subscriptions', subscriptionObject);
     }
