@@ -13,6 +13,18 @@ export const ErrorBody = registry.register(
   z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
 );
 
+/** `meta.page` of paged lists: `has_more` is measured, there is no total. */
+export const PageMeta = registry.register(
+  'Page',
+  z.object({ limit: z.number().int(), offset: z.number().int(), has_more: z.boolean() }),
+);
+
+/** `meta.range` of windowed answers: the window covered, ISO 8601 with the tz offset; clamped to retention. */
+export const RangeMeta = registry.register(
+  'Range',
+  z.object({ from: z.string(), to: z.string(), tz: z.string(), clamped: z.boolean() }),
+);
+
 // Regenerated when definitions were added since (a route module registered after the first request).
 let cached: { size: number; doc: object } | null = null;
 export function openApiDocument(): object {

@@ -44,6 +44,11 @@ export interface RouteSpec<Q extends ZodType, B extends ZodType> {
   body?: B;
   /** The `data` payload schema, for the document. */
   response?: ZodType;
+  /**
+   * The `meta` fields the handler returns (`page`, `range`, ...), for the document. `site_id` is
+   * added on routes whose path holds {siteId}, as the wrapper adds it to the answer.
+   */
+  meta?: Record<string, ZodType>;
   /** The success status, for the document (the handler sets it on the response with `status`). */
   status?: number;
   /**
@@ -106,7 +111,7 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
   const isWrite = spec.method !== 'get';
   const envelope = z.object({
     data: spec.response ?? z.unknown(),
-    meta: z.record(z.string(), z.unknown()),
+    meta: z.object({ ...(params.includes('siteId') ? { site_id: z.string().uuid() } : {}), ...spec.meta }),
     ...(isWrite ? { error: ErrorBody.optional() } : {}),
   });
   registry.registerPath({
@@ -126,7 +131,7 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
       400: errorResponse('invalid_request: the message names the parameter or field'),
       401: errorResponse('invalid_credential: missing, malformed, revoked or expired key'),
       403: errorResponse('forbidden: the key lacks the scope or does not reach the site'),
-      ...(params.some((p) => p !== 'siteId') ? { 404: errorResponse('not_found: no such resource on this site') } : {}),
+      ...(params.some((p) => p !== 'siteId' && p.endsWith('Id')) ? { 404: errorResponse('not_found: no such resource on this site') } : {}),
       ...(spec.body ? {
         413: errorResponse('payload_too_large: the body is over the limit'),
         415: errorResponse('unsupported_media_type: the body is not Content-Type: application/json'),

@@ -4,6 +4,7 @@ import { invalidRequest } from '../../core/errors';
 import { AlertsRepo, alertOut, firingOut, type AlertRow } from '../../model/alerts';
 import { THRESHOLD_MODES, TRIGGERS, TRIGGER_TYPES } from '../../model/alerts-rules';
 import type { AppContext } from '../context';
+import { PageMeta } from '../openapi';
 import { paged, pagingQuery } from '../paging';
 import { byPathId, type RouteRegistrar } from '../route';
 
@@ -61,7 +62,7 @@ async function withState(repo: AlertsRepo, rows: AlertRow[]) {
 export default function alertsRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'get', path: '/sites/{siteId}/alerts', summary: 'Alerts of the site', tag: 'alerts', scope: 'alerts:read',
-    query: pagingQuery, response: z.array(AlertOut),
+    query: pagingQuery, response: z.array(AlertOut), meta: { page: PageMeta },
     async handler({ app, site, query }) {
       const repo = new AlertsRepo(app.store);
       return paged(await withState(repo, await repo.list(site.id, query)), query);
@@ -112,7 +113,7 @@ export default function alertsRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'get', path: '/sites/{siteId}/alerts/{alertId}/firings', summary: 'When the alert fired, newest first',
-    tag: 'alerts', scope: 'alerts:read', query: pagingQuery, response: z.array(FiringOut),
+    tag: 'alerts', scope: 'alerts:read', query: pagingQuery, response: z.array(FiringOut), meta: { page: PageMeta },
     async handler({ app, site, params, query }) {
       const alert = await findAlert(app, site, params.alertId);
       return paged((await new AlertsRepo(app.store).firings(site.id, alert.id, query)).map(firingOut), query);

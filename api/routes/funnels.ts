@@ -5,6 +5,7 @@ import { rangeMeta, refineWindow, resolveWindow, windowShape, type ResolvedWindo
 import { earliestEvent, siteGoals } from '../../query/context';
 import { runFunnelReport } from '../../query/funnel-report';
 import type { AppContext } from '../context';
+import { PageMeta, RangeMeta } from '../openapi';
 import { paged, pagingQuery } from '../paging';
 import { byPathId, type RouteRegistrar } from '../route';
 
@@ -35,7 +36,7 @@ const findFunnel = (app: AppContext, site: Site, funnelId: string) =>
 export default function funnelsRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'get', path: '/sites/{siteId}/funnels', summary: 'Funnels of the site', tag: 'funnels', scope: 'funnels:read',
-    query: pagingQuery, response: z.array(FunnelOut),
+    query: pagingQuery, response: z.array(FunnelOut), meta: { page: PageMeta },
     async handler({ app, site, query }) {
       return paged((await new FunnelsRepo(app.store).list(site.id, query)).map(funnelOut), query);
     },
@@ -78,7 +79,7 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'get', path: '/sites/{siteId}/funnels/{funnelId}/report',
     summary: 'Visitors per funnel step with conversion from the first and the previous step', tag: 'funnels',
-    scope: 'funnels:read', query: ReportQuery, response: ReportOut,
+    scope: 'funnels:read', query: ReportQuery, response: ReportOut, meta: { range: RangeMeta },
     async handler({ app, principal, site, params, query }) {
       const funnel = funnelOut(await findFunnel(app, site, params.funnelId));
       const earliest = query.period === 'all' ? (await earliestEvent(app.store, site.id)) ?? undefined : undefined;

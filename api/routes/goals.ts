@@ -3,6 +3,7 @@ import { invalidRequest, notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
 import { BUILTIN_EVENTS, GoalsRepo } from '../../model/goals';
 import { requireSite } from '../auth';
+import { PageMeta } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
 
@@ -40,7 +41,7 @@ export default function goalRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'post', path: '/goals', summary: 'Define a goal on a site', tag: 'goals', scope: 'goals:write', status: 201,
     refusals: { 409: 'conflict: the site already has a goal of that name (case-insensitive)' },
-    body: CreateGoal, response: GoalOut,
+    body: CreateGoal, response: GoalOut, meta: { site_id: z.string().uuid() },
     async handler({ app, principal, body }) {
       const site = await requireSite(app.repos, principal, body.site_id);
       checkKind(body);
@@ -51,7 +52,7 @@ export default function goalRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'get', path: '/sites/{siteId}/goals', summary: 'Goals of a site', tag: 'goals', scope: 'goals:read',
-    query: pagingQuery, response: z.array(GoalOut),
+    query: pagingQuery, response: z.array(GoalOut), meta: { page: PageMeta },
     async handler({ app, site, query }) {
       return pageArray(await new GoalsRepo(app.store).list(site.id), query);
     },

@@ -3,6 +3,7 @@ import { BACKFILL_STATES, IntegrationRepo, integrationOut } from '../../model/in
 import { connect, disconnect, resync } from '../../integrations/connections';
 import { providerNamed } from '../../integrations/providers';
 import { canReach } from '../auth';
+import { PageMeta } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import { parseBody, type RouteRegistrar } from '../route';
 
@@ -36,11 +37,15 @@ const ConnectBody = z.record(z.string(), z.unknown()).openapi({
 
 const ResyncOut = z.object({ provider: z.string(), backfill: z.object({ state: z.enum(BACKFILL_STATES) }) });
 
+const UNKNOWN_PROVIDER = 'not_found: there is no such provider (the message names the providers there are)';
+const NOT_CONNECTED = `${UNKNOWN_PROVIDER}, or the site is not connected to it`;
+
 export default function integrationRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'put', path: '/sites/{siteId}/integrations/{provider}', summary: 'Connect a provider: stripe or search_console (queues a full import)',
     tag: 'integrations', scope: 'revenue:write', body: ConnectBody, response: IntegrationOut,
     refusals: {
+      404: UNKNOWN_PROVIDER,
       409: 'conflict: the site is connected to the other provider (a site holds one connection)',
       503: 'provider_unavailable: the provider could not be reached to check the credentials; see Retry-After',
     },
@@ -54,6 +59,7 @@ export default function integrationRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'delete', path: '/sites/{siteId}/integrations/{provider}', summary: 'Disconnect (imported data stays)',
     tag: 'integrations', scope: 'revenue:write', response: z.object({ provider: z.string(), deleted: z.literal(true) }),
+    refusals: { 404: NOT_CONNECTED },
     async handler({ app, site, params }) {
       await disconnect(app.store, site.id, params.provider);
       return { data: { provider: params.provider, deleted: true }, meta: { site_id: site.id } };
@@ -63,7 +69,7 @@ export default function integrationRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'post', path: '/sites/{siteId}/integrations/{provider}/resync', summary: 'Clear what the provider imported and import it again from the beginning',
     tag: 'integrations', scope: 'revenue:write', response: ResyncOut, status: 202,
-    refusals: { 503: 'queue_unavailable: the job queue (Redis) is down, so nothing was cleared; see Retry-After' },
+    refusals: { 404: NOT_CONNECTED, 503: 'queue_unavailable: the job queue (Redis) is down, so nothing was cleared; see Retry-After' },
     async handler({ app, site, params }) {
       const row = await resync(app, site.id, params.provider);
       return { data: { provider: row.provider, backfill: { state: row.backfill_state } }, meta: { site_id: site.id }, status: 202 };
@@ -72,7 +78,7 @@ export default function integrationRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'get', path: '/integrations', summary: 'Connections of the sites the key reaches, with backfill progress',
-    tag: 'integrations', scope: 'revenue:read', query: pagingQuery, response: z.array(IntegrationOut),
+    tag: 'integrations', scope: 'revenue:read', query: pagingQuery, response: z.array(IntegrationOut), meta: { page: PageMeta },
     async handler({ app, principal, query }) {
       const sites = (await app.repos.listSites(principal.orgId)).filter((s) => canReach(principal, s));
       const rows = await new IntegrationRepo(app.store).list(sites.map((s) => s.id));

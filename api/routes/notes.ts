@@ -2,13 +2,17 @@ import { z } from 'zod';
 import { NotesRepo, noteOut, type Note } from '../../model/notes';
 import { hasWindow, rangeMeta, refineWindow, resolveWindow, windowShape } from '../../model/notes-window';
 import type { AppContext } from '../context';
+import { PageMeta, RangeMeta } from '../openapi';
 import { paged, pagingShape } from '../paging';
 import { byPathId, type RouteRegistrar } from '../route';
 
+// List rows show both timestamps; create answers show created_at, edit answers updated_at (spec "Note").
 const NoteOut = z.object({
   id: z.string().uuid(), body: z.string(), granularity: z.enum(['date', 'minute']), occurred_at: z.string(),
-  author_id: z.string().uuid().nullable(), created_at: z.string().optional(), updated_at: z.string().optional(),
+  author_id: z.string().uuid().nullable(), created_at: z.string(), updated_at: z.string(),
 });
+const CreatedNote = NoteOut.omit({ updated_at: true });
+const EditedNote = NoteOut.omit({ created_at: true });
 
 const MIN_MS = Date.UTC(1900, 0, 1);
 const MAX_MS = Date.UTC(2299, 11, 31);
@@ -42,6 +46,7 @@ export default function notesRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'get', path: '/sites/{siteId}/notes', summary: 'Notes, newest first; filtered by occurred_at with a window',
     tag: 'notes', scope: 'notes:read', query: ListQuery, response: z.array(NoteOut),
+    meta: { page: PageMeta, range: RangeMeta.optional() },
     async handler({ app, principal, site, query }) {
       const window = hasWindow(query) ? resolveWindow(query, 'last30d', principal.retentionDays) : undefined;
       const rows = await new NotesRepo(app.store).list(site, query, window);
@@ -54,7 +59,7 @@ export default function notesRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'post', path: '/sites/{siteId}/notes', summary: 'Create a note (the author is the key\'s creator)', status: 201,
-    tag: 'notes', scope: 'notes:write', body: CreateNote, response: NoteOut,
+    tag: 'notes', scope: 'notes:write', body: CreateNote, response: CreatedNote,
     async handler({ app, principal, site, body }) {
       const row = await new NotesRepo(app.store).create(site, body, principal.userId);
       const note = noteOut(row, site, new Set([principal.userId]));
@@ -64,7 +69,7 @@ export default function notesRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'patch', path: '/sites/{siteId}/notes/{noteId}', summary: 'Replace a note\'s text',
-    tag: 'notes', scope: 'notes:write', body: EditNote, response: NoteOut,
+    tag: 'notes', scope: 'notes:write', body: EditNote, response: EditedNote,
     async handler({ app, site, params, body }) {
       const repo = new NotesRepo(app.store);
       const row = await byPathId(params.noteId, 'note', (id) => repo.update(site.id, id, body.body));

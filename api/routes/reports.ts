@@ -4,6 +4,7 @@ import { invalidRequest } from '../../core/errors';
 import { runReport, type ReportName } from '../../query';
 import { DIMENSION_KEYS } from '../../query/registry/dimensions';
 import { FILTER_KEYS } from '../../query/registry/filters';
+import { PageMeta, RangeMeta } from '../openapi';
 import type { RouteRegistrar } from '../route';
 
 /**
@@ -77,7 +78,15 @@ interface ReportRoute {
   summary: string;
   query: Record<string, z.ZodType>;
   response: z.ZodType;
+  refusals?: Readonly<Record<number, string>>;
 }
+
+/** What the report's `meta` holds besides site_id: a window's range, a page, the realtime look-back. */
+const metaOf = (query: Record<string, z.ZodType>) => ({
+  ...('period' in query ? { range: RangeMeta } : {}),
+  ...('limit' in query ? { page: PageMeta } : {}),
+  ...('minutes' in query ? { minutes: int } : {}),
+});
 
 const ROUTES: ReportRoute[] = [
   { report: 'overview', path: '/sites/{siteId}/overview', summary: 'Headline figures for a window', query: { ...WINDOW, ...FILTER_SHAPE }, response: Overview },
@@ -85,6 +94,7 @@ const ROUTES: ReportRoute[] = [
   {
     report: 'breakdown', path: '/sites/{siteId}/breakdowns/{dimension}', summary: `Ranked rows by one of: ${DIMENSION_KEYS.join(', ')}`,
     query: { ...WINDOW, ...PAGING, ...FILTER_SHAPE }, response: z.array(BreakdownRow),
+    refusals: { 400: 'invalid_request: the message names the parameter; unknown_dimension: details.valid lists the dimensions' },
   },
   { report: 'heatmap', path: '/sites/{siteId}/heatmap', summary: 'Views and visitors by weekday and hour in tz (sparse)', query: { ...WINDOW, channel: opt('one channel') }, response: z.array(HeatmapRow) },
   { report: 'engagement', path: '/sites/{siteId}/engagement', summary: 'Sessions, bounce rate and median session length per UTC bucket', query: { ...WINDOW, ...UNIT }, response: z.array(EngagementRow) },
@@ -131,7 +141,7 @@ export default function reportRoutes(r: RouteRegistrar): void {
   for (const route of ROUTES) {
     r.route({
       method: 'get', path: route.path, summary: route.summary, tag: 'analytics', scope: 'analytics:read',
-      query: z.object(route.query), response: route.response,
+      query: z.object(route.query), response: route.response, meta: metaOf(route.query), refusals: route.refusals,
       async handler({ app, principal, site, req, params }) {
         const query = stringParams(req);
         if (route.report === 'breakdown') query.dimension = params.dimension;

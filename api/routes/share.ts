@@ -20,6 +20,9 @@ const ShareBody = z.strictObject({
   expires_in_days: z.number({ error: 'must be a whole number of days or null' }).int('must be a whole number of days').min(1).max(3650).nullable().optional(),
 });
 
+/** A deactivated board is still shown (`active: false`), and deactivating it again answers it as it is. */
+const NO_BOARD = 'not_found: the site has never had a share board (PUT creates one)';
+
 /** The board as the API shows it, with its page views so far. */
 const present = async (app: AppContext, row: ShareRow) => shareOut(row, await viewCounter(app.store).read('share', row.slug));
 
@@ -38,7 +41,7 @@ export default function shareRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'get', path: '/sites/{siteId}/share', summary: 'The share board', tag: 'share', scope: 'settings:read',
-    response: ShareOut, refusals: { 404: 'not_found: the site has no active share board (PUT creates one)' },
+    response: ShareOut, refusals: { 404: NO_BOARD },
     async handler({ app, site }) {
       const row = await new ShareRepo(app.store).get(site.id);
       if (!row) throw notFound('share board');
@@ -48,7 +51,7 @@ export default function shareRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'delete', path: '/sites/{siteId}/share', summary: 'Deactivate the share board (a later PUT issues a new slug)',
-    tag: 'share', scope: 'settings:write', response: ShareOut, refusals: { 404: 'not_found: the site has no active share board' },
+    tag: 'share', scope: 'settings:write', response: ShareOut, refusals: { 404: NO_BOARD },
     async handler({ app, site }) {
       const off = await new ShareRepo(app.store).deactivate(site.id);
       if (!off) throw notFound('share board');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isValidTimeZone } from '../../core/time';
 import type { Site } from '../../core/domain';
 import { canReach } from '../auth';
+import { PageMeta } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
 import { DOMAIN_TAKEN, hostnameSchema, settingsResponse, settingsRoutes } from './settings';
@@ -25,7 +26,7 @@ const CreateSite = z.strictObject({
 export default function sitesRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'get', path: '/sites', summary: 'Sites the key reaches', tag: 'sites',
-    query: pagingQuery, response: z.array(SiteOut),
+    query: pagingQuery, response: z.array(SiteOut), meta: { page: PageMeta },
     async handler({ app, principal, query }) {
       const sites = (await app.repos.listSites(principal.orgId)).filter((s) => canReach(principal, s));
       return pageArray(sites.map(siteOut), query);
@@ -34,7 +35,7 @@ export default function sitesRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'post', path: '/sites', summary: 'Create a site', tag: 'sites', scope: 'sites:write', status: 201,
-    body: CreateSite, response: SiteOut, refusals: { 409: DOMAIN_TAKEN },
+    body: CreateSite, response: SiteOut, meta: { site_id: z.string().uuid() }, refusals: { 409: DOMAIN_TAKEN },
     async handler({ app, principal, body }) {
       const site = await app.repos.createSite({ org_id: principal.orgId, ...body });
       return { data: siteOut(site), meta: { site_id: site.id } };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Principal } from '../../core/domain';
 import { conflict, forbidden, invalidRequest, notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
+import { PageMeta } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
 
@@ -26,7 +27,7 @@ function requireGrantable(p: Principal, ids: string[]): void {
 export default function teamRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'get', path: '/team', summary: 'Members of the organisation and their site access', tag: 'team',
-    scope: 'team:read', query: pagingQuery, response: z.array(Member),
+    scope: 'team:read', query: pagingQuery, response: z.array(Member), meta: { page: PageMeta },
     async handler({ app, principal, query }) {
       const members = await app.repos.memberships.select('org_id = {o:UUID}', { o: principal.orgId }, 'ORDER BY created_at, user_id');
       const ids = members.map((m) => m.user_id);
