@@ -104,7 +104,8 @@ function funnelRows(input: FunnelReportInput): SelectNode | UnionNode {
   const payments = select({
     columns: [col('visitor_id'), as(millis(col('paid_at')), 't'), as(str(''), 'name'), as(str(''), 'pathname'), as(lit(1), 'is_payment')],
     from: table(TABLES.payments, { final: true }),
-    where: and(site, eq(col('is_deleted'), lit(0)), eq(col('status'), str('succeeded')),
+    // A payment no checkout id attributes has no visitor: visitor 0 would be one phantom visitor of them all.
+    where: and(site, eq(col('is_deleted'), lit(0)), eq(col('status'), str('succeeded')), bin('!=', col('visitor_id'), lit(0)),
       bin('>=', col('paid_at'), dt(input.fromMs)), bin('<', col('paid_at'), dt(input.toMs))),
   });
   return union(events, payments);

@@ -137,3 +137,10 @@ test('the window parameters are validated and events outside the window do not c
   const empty = await report(id, '?from=2025-01-01T00:00:00Z&to=2025-01-02T00:00:00Z');
   expect(empty.body.data.steps.map((s: { visitors: number; conversion_from_first: number }) => [s.visitors, s.conversion_from_first])).toEqual([[0, 0], [0, 0]]);
 });
+
+test('payments no checkout id attributes reach no payment step (they have no visitor, not one phantom visitor)', async () => {
+  const unattributed = (id: string) => ({ ...payment(id, 'x', 'succeeded', 90), visitor_id: '0' });
+  await svc.running.ctx.store.insert('payments', [unattributed('pi_anon_1'), unattributed('pi_anon_2')]);
+  const id = await create([{ kind: 'payment' }, { kind: 'view', value: '/never' }]);
+  expect(visitors(await report(id))).toEqual([1, 0]);
+});
