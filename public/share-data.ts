@@ -1,7 +1,7 @@
 import type { AppContext } from '../api/context';
 import { funnelReportFor } from '../api/routes/funnels';
 import { nowMs } from '../core/clock';
-import { FunnelsRepo, funnelOut } from '../model/funnels';
+import { FunnelsRepo, funnelOut, type Funnel } from '../model/funnels';
 import { isoInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window';
 import { SECTIONS, type Panels, type Section } from '../model/share';
 import type { LiveBoard } from './share';
@@ -20,6 +20,8 @@ interface BoardContext {
   app: AppContext;
   board: LiveBoard;
   window: ResolvedWindow;
+  /** The `revenue` section is on: money, and who paid, may be shown. */
+  money: boolean;
   report<T>(name: ReportName, params?: Record<string, string | undefined>): Promise<T>;
 }
 
@@ -67,8 +69,20 @@ const SECTION_DATA = {
   imported_history: async (c) => importedHistory(c),
 } satisfies Record<Section, (c: BoardContext) => Promise<object>>;
 
+/**
+ * A payment step tells how many visitors paid: with revenue off a funnel is shown up to its first
+ * payment step (the steps before it have the same figures either way), and not at all when it
+ * starts with one.
+ */
+function withoutPayments(f: Funnel): Funnel | null {
+  const cut = f.steps.findIndex((s) => s.kind === 'payment');
+  if (cut < 0) return f;
+  return cut === 0 ? null : { ...f, steps: f.steps.slice(0, cut) };
+}
+
 async function boardFunnels(c: BoardContext) {
-  const funnels = (await new FunnelsRepo(c.app.store).list(c.board.site.id, { limit: 3, offset: 0 })).slice(0, 3).map(funnelOut);
+  const funnels = (await new FunnelsRepo(c.app.store).list(c.board.site.id, { limit: 3, offset: 0 })).slice(0, 3).map(funnelOut)
+    .map((f) => (c.money ? f : withoutPayments(f))).filter((f): f is Funnel => f !== null);
   return Promise.all(funnels.map(async (f) => (await funnelReportFor(c.app, c.board.site, f, c.window, false))));
 }
 
@@ -95,7 +109,7 @@ function scrubMoney(value: unknown): unknown {
 export async function boardData(app: AppContext, board: LiveBoard, panels: Panels, window: ResolvedWindow, run: RunReport) {
   const base = { from: isoInZone(window.fromMs, window.tz), to: isoInZone(window.toMs, window.tz), tz: window.tz };
   const c: BoardContext = {
-    app, board, window,
+    app, board, window, money: panels.revenue,
     report: async <T>(name: ReportName, params: Record<string, string | undefined> = {}) =>
       (await run(app.store, board.site, board.retentionDays, name, { ...base, ...params })).data as T,
   };

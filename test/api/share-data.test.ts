@@ -111,3 +111,27 @@ test('with a search-console connection the keywords section lists the top terms 
     terms: terms.map(({ pages: _p, ...r }: { pages: unknown; term: string }) => ({ label: r.term, ...r })),
   });
 });
+
+test('with revenue off a funnel is shown up to its first payment step (who paid is revenue), and not at all when it starts with one', async () => {
+  for (const steps of [
+    [{ kind: 'view', value: '/pricing' }, { kind: 'goal', value: 'Signup' }, { kind: 'payment' }],
+    [{ kind: 'payment' }, { kind: 'view', value: '/' }],
+  ]) {
+    expect((await svc.api('POST', `/sites/${t.siteId}/funnels`, { token: t.token, body: { name: 'Checkout', steps } })).status).toBe(201);
+  }
+  // Funnels made at one (frozen) instant list in id order: compared as a set.
+  const kinds = (d: { sections: { funnel: { funnels: { steps: { kind: string }[] }[] } } }) =>
+    d.sections.funnel.funnels.map((f) => f.steps.map((s) => s.kind).join(' > ')).sort();
+
+  const off = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { funnel: true, revenue: false } })).body.data;
+  const hidden = await feed(off.slug, '?period=month');
+  expect(kinds(hidden.body.data)).toEqual(['view > goal', 'view > goal']);
+  expect(hidden.text).not.toContain('payment');
+
+  const on = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { revenue: true } })).body.data;
+  const shown = (await feed(on.slug, '?period=month')).body.data;
+  expect(kinds(shown)).toEqual(['payment > view', 'view > goal', 'view > goal > payment']);
+  // v1 viewed pricing, signed up and paid; the truncated funnel's first steps have the same figures either way.
+  const paying = shown.sections.funnel.funnels.find((f: { steps: unknown[] }) => f.steps.length === 3);
+  expect(paying.steps.map((s: { visitors: number }) => s.visitors)).toEqual([3, 2, 1]);
+});

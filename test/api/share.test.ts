@@ -65,9 +65,12 @@ test('expires_in_days sets expires_at and days_left, and the clock restarts on e
 test.each([
   [{ revenue: 'yes' }, 'revenue'],
   [{ colour: true }, 'colour'],
-  [{ max_range_days: 0 }, 'max_range_days'],
-  [{ max_range_days: 1.5 }, 'max_range_days'],
-  [{ expires_in_days: -1 }, 'expires_in_days'],
+  [{ max_range_days: 0 }, 'max_range_days: must be between 1 and 3650 days'],
+  [{ max_range_days: 3651 }, 'max_range_days: must be between 1 and 3650 days'],
+  [{ max_range_days: 1.5 }, 'max_range_days: must be a whole number of days'],
+  [{ max_range_days: '30' }, 'max_range_days: must be a whole number of days'],
+  [{ expires_in_days: -1 }, 'expires_in_days: must be between 1 and 3650 days'],
+  [{ expires_in_days: 'soon' }, 'expires_in_days: must be a whole number of days or null'],
   [{ label: '' }, 'label'],
   [{ site_id: '00000000-0000-4000-8000-000000000000' }, 'site_id'],
 ])('refuses %j naming %s', async (body, field) => {
