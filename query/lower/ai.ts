@@ -80,7 +80,7 @@ export function lowerAiPages(q: ReportQuery): SelectNode {
  * the window matching the filters.
  */
 export function aiPagesRevenue(q: ReportQuery, paths: readonly string[]): SelectNode {
-  return attributedPayments({ ...q, filters: aiChannelOnly(q.filters), humanOnly: true }, { label: col('entry_path'), extras: {}, labels: paths });
+  return attributedPayments({ ...q, filters: aiChannelOnly(q.filters), humanOnly: true }, { label: col('entry_path'), extras: {}, only: { labels: paths } });
 }
 
 /**

@@ -2,7 +2,7 @@ import type { GoalEntry, ReportQuery, Source } from '../ast';
 import { DIMENSIONS, type DimensionDef, type RowField } from '../registry/dimensions';
 import type { MetricKey } from '../registry/metrics';
 import {
-  and, array, as, asc, bin, col, desc, fn, inSet, lambda, lit, param, select, str, type Expr, type SelectNode,
+  and, array, as, asc, bin, col, desc, fn, inSet, lambda, lit, param, select, str, subquery, type Expr, type SelectNode,
 } from '../sql/ast';
 import { BUILTIN_EVENTS } from '../../model/goals';
 import { baseWhere, goalCondition, metricColumns, metricScope, pageBounds, relationOf, splitBySource } from './common';
@@ -19,6 +19,13 @@ export interface BreakdownStatements {
   goals?: SelectNode;
   /** Revenue per label, for dimensions whose rows carry revenue_cents. */
   revenue?: (labels: readonly string[]) => SelectNode;
+  /**
+   * Rows that follow the ranked ones: labels whose attributed revenue in the window came from
+   * sessions with no event in it (a visit before midnight, a purchase after), ranked after every
+   * row with visitors (their visitors are 0), by label. Without filters only: with filters a payment
+   * counts only when its session had a matching row in the window, so its label is ranked already.
+   */
+  revenueOnly?: { rows: (skip: number, take: number) => SelectNode; rankedCount: SelectNode };
   extras: readonly string[];
   fields: readonly RowField[];
 }
@@ -72,9 +79,25 @@ export function lowerBreakdown(q: ReportQuery, def: DimensionDef = DIMENSIONS[q.
     ...pageBounds(q.paging!),
   } as SelectNode;
   const goals = raw.length ? grouped(q, def, 'events', raw, goalCondition(q.counted!)) : undefined;
-  const revenue = def.fields.includes('revenue_cents')
-    ? (labels: readonly string[]) => attributedPayments(q, { label: def.label(), extras: def.extra, labels })
+  const carriesRevenue = def.fields.includes('revenue_cents');
+  const revenue = carriesRevenue
+    ? (labels: readonly string[]) => attributedPayments(q, { label: def.label(), extras: def.extra, only: { labels } })
     : undefined;
-  return { ranking, goals, revenue, extras: Object.keys(def.extra), fields: def.fields };
+  const revenueOnly = carriesRevenue && !q.filters ? revenueOnlyRows(q, def, grouped(q, def, source, [])) : undefined;
+  return { ranking, goals, revenue, revenueOnly, extras: Object.keys(def.extra), fields: def.fields };
+}
+
+/** See BreakdownStatements.revenueOnly; `ranked` is every ranked (label, extras) row. */
+function revenueOnlyRows(q: ReportQuery, def: DimensionDef, ranked: SelectNode): NonNullable<BreakdownStatements['revenueOnly']> {
+  const keys = [col('label'), ...Object.keys(def.extra).map((n) => col(n))];
+  return {
+    rows: (skip, take) => ({
+      ...attributedPayments(q, { label: def.label(), extras: def.extra, only: { except: ranked, present: def.present?.() } }),
+      orderBy: keys.map((k) => asc(k)),
+      limit: param('UInt32', take),
+      offset: param('UInt64', skip),
+    }) as SelectNode,
+    rankedCount: select({ columns: [as(fn('count'), 'ranked')], from: subquery(ranked) }),
+  };
 }
 

@@ -51,6 +51,6 @@ export function lowerChannelQuality(q: ReportQuery): ChannelQualityStatements {
       groupBy: [col('label')],
       settings: FINAL_SETTINGS,
     }),
-    revenue: (channels) => attributedPayments(q, { label: channel(), extras: {}, labels: channels }),
+    revenue: (channels) => attributedPayments(q, { label: channel(), extras: {}, only: { labels: channels } }),
   };
 }

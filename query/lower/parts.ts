@@ -2,7 +2,7 @@ import { ROLLUP_SESSION_ATTRIBUTES } from '../../clickhouse/rollups';
 import type { ReportQuery } from '../ast';
 import { METRICS, type MetricKey } from '../registry/metrics';
 import {
-  and, as, bin, col, eq, fn, inSet, join, lit, param, scalar, select, str, subquery, table, union, type Expr, type SelectNode, type UnionNode,
+  and, as, bin, col, eq, fn, inSet, join, lit, param, scalar, select, str, subquery, table, tuple, union, type Expr, type SelectNode, type UnionNode,
 } from '../sql/ast';
 import { TABLES, baseWhere, dt, filterCondition, human, relationOf, rowSet, siteParam } from './common';
 
@@ -159,13 +159,21 @@ const SESSION_ATTRS = ['session_id', ...ROLLUP_SESSION_ATTRIBUTES];
 export interface PaymentGrouping {
   label: Expr;
   extras: Readonly<Record<string, () => Expr>>;
-  labels: readonly string[];
+  /** The labels to give (a page's), or the (label, extras) rows to leave out (those ranked already). */
+  only: { labels: readonly string[] } | { except: SelectNode; present?: Expr };
+}
+
+/** The grouping's restriction: the named labels, or any row with a value but not one of `except`. */
+function grouping(group: PaymentGrouping): Expr | undefined {
+  if ('labels' in group.only) return inSet(col('label'), param('Array(String)', [...group.only.labels]));
+  const key = tuple(col('label'), ...Object.keys(group.extras).map((n) => col(n)));
+  return and(group.only.present, inSet(key, group.only.except, true));
 }
 
 /**
  * Payments joined to the session they are attributed to: the paying visitor's latest session
  * started before the payment (ASOF JOIN). With filters, only payments whose session had a row in
- * the window matching them count. `group` adds a label column and restricts it to `labels`.
+ * the window matching them count. `group` adds a label column and restricts it (PaymentGrouping).
  */
 export function attributedPayments(q: ReportQuery, group?: PaymentGrouping): SelectNode {
   const paying = paymentRows(q, ['visitor_id']);
@@ -187,7 +195,7 @@ export function attributedPayments(q: ReportQuery, group?: PaymentGrouping): Sel
       // A payment attributed to no session (no visitor id, or none we saw) counts in totals only:
       // unmatched, its session columns are empty and would land in a `(direct)` or `(not set)` row.
       group ? bin('!=', col('session_id', 's'), lit(0)) : undefined,
-      group ? inSet(col('label'), param('Array(String)', [...group.labels])) : undefined,
+      group ? grouping(group) : undefined,
     ),
     groupBy: group ? [col('label'), ...Object.keys(group.extras).map((n) => col(n))] : undefined,
   });

@@ -1,4 +1,4 @@
-import { lowerBreakdown } from '../lower/breakdown';
+import { lowerBreakdown, type BreakdownStatements } from '../lower/breakdown';
 import { paymentTotals } from '../lower/parts';
 import type { ReportQuery } from '../ast';
 import type { Exec } from '../execute';
@@ -19,9 +19,12 @@ export async function runGrouping(q: ReportQuery, exec: Exec, def: DimensionDef)
   const [ranked, goals, paid] = await Promise.all([
     exec<Row>(s.ranking), s.goals ? exec<Row>(s.goals) : none, s.revenue ? exec<Row>(paymentTotals(q)) : none,
   ]);
-  const page = ranked.slice(0, limit);
+  const paying = numbers(paid[0]).payments > 0;
+  const tail = paying ? await revenueOnlyRows(q, exec, s, ranked.length) : [];
+  const page = [...ranked, ...tail].slice(0, limit);
+  const rankedOnPage = page.slice(0, Math.min(ranked.length, limit));
   // Attribution joins sessions and is narrowed to the page's labels; a window without payments skips it.
-  const revenue = s.revenue && page.length && numbers(paid[0]).payments ? await exec<Row>(s.revenue(page.map((r) => String(r.label)))) : [];
+  const revenue = s.revenue && rankedOnPage.length && paying ? await exec<Row>(s.revenue(rankedOnPage.map((r) => String(r.label)))) : [];
   const extra = new Map<string, Record<string, number>>();
   for (const r of [...goals, ...revenue]) extra.set(keyOf(r, s.extras), { ...extra.get(keyOf(r, s.extras)), ...numbers(r) });
   const data = page.map((r) => {
@@ -32,5 +35,18 @@ export async function runGrouping(q: ReportQuery, exec: Exec, def: DimensionDef)
     for (const f of s.fields) row[f] = figures[f] ?? 0;
     return row;
   });
-  return { data, meta: { page: { limit, offset, has_more: ranked.length > limit }, range: rangeMeta(q) } };
+  return { data, meta: { page: { limit, offset, has_more: ranked.length + tail.length > limit }, range: rangeMeta(q) } };
+}
+
+/**
+ * The revenue-only rows this page reaches (BreakdownStatements.revenueOnly), one more than fit to
+ * measure has_more. They follow the last ranked row: when the page holds ranked rows they start
+ * right after them; on a page past the ranked rows, after however many there are.
+ */
+async function revenueOnlyRows(q: ReportQuery, exec: Exec, s: BreakdownStatements, rankedHere: number): Promise<Row[]> {
+  const { limit, offset } = q.paging!;
+  if (!s.revenueOnly || rankedHere > limit) return [];
+  if (rankedHere > 0) return exec<Row>(s.revenueOnly.rows(0, limit - rankedHere + 1));
+  const rankedBefore = offset === 0 ? 0 : numbers((await exec<Row>(s.revenueOnly.rankedCount))[0]).ranked;
+  return offset < rankedBefore ? [] : exec<Row>(s.revenueOnly.rows(offset - rankedBefore, limit + 1));
 }
