@@ -10,9 +10,10 @@ import { parsePayload } from './payload';
  * POST /api/event as a plain node:http handler in front of Express (Express costs 3-3.5x more CPU
  * per event on this path). Browsers post cross-origin, so every answer carries CORS headers and
  * OPTIONS preflights are answered. Order of refusals: 405 method, 415 content type or encoding, 413
- * size (from Content-Length, then while reading, then decoded), 400 encoding, 400 JSON, 400 payload. The client address is the socket's,
- * or X-Forwarded-For's when the socket is a trusted proxy (TALLY_TRUST_PROXY): that is how a
- * server-side forwarder reports the real visitor, together with the User-Agent it sends.
+ * size (from Content-Length, then while reading, then decoded), 400 encoding, 400 JSON, 400 payload.
+ * The client address is the socket's, or X-Forwarded-For's when the socket is a trusted proxy
+ * (TALLY_TRUST_PROXY): that is how a server-side forwarder reports the real visitor, together with
+ * the User-Agent it sends.
  *
  * This is the hottest code of the service (docs/PERFORMANCE.md, "JavaScript per event"): plain
  * callbacks instead of promise chains where nothing is awaited, and header lists built once.

@@ -20,11 +20,14 @@ export async function runGrouping(q: ReportQuery, exec: Exec, def: DimensionDef)
     exec<Row>(s.ranking), s.goals ? exec<Row>(s.goals) : none, s.revenue ? exec<Row>(paymentTotals(q)) : none,
   ]);
   const paying = numbers(paid[0]).payments > 0;
-  const tail = paying ? await revenueOnlyRows(q, exec, s, ranked.length) : [];
-  const page = [...ranked, ...tail].slice(0, limit);
-  const rankedOnPage = page.slice(0, Math.min(ranked.length, limit));
-  // Attribution joins sessions and is narrowed to the page's labels; a window without payments skips it.
-  const revenue = s.revenue && rankedOnPage.length && paying ? await exec<Row>(s.revenue(rankedOnPage.map((r) => String(r.label)))) : [];
+  const rankedOnPage = ranked.slice(0, limit);
+  // Attribution joins sessions and is narrowed to the page's labels; a window without payments skips
+  // it, and the revenue-only rows that may follow them.
+  const [revenue, tail] = await Promise.all([
+    s.revenue && rankedOnPage.length && paying ? exec<Row>(s.revenue(rankedOnPage.map((r) => String(r.label)))) : none,
+    paying ? revenueOnlyRows(q, exec, s, ranked.length) : none,
+  ]);
+  const page = [...rankedOnPage, ...tail].slice(0, limit);
   const extra = new Map<string, Record<string, number>>();
   for (const r of [...goals, ...revenue]) extra.set(keyOf(r, s.extras), { ...extra.get(keyOf(r, s.extras)), ...numbers(r) });
   const data = page.map((r) => {

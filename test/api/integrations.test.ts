@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
-import { backfillState as backfillOf, connectionOf, listIntegrations } from '../support/integrations';
+import { backfillState as backfillOf, connectionOf, listIntegrations, until } from '../support/integrations';
 import { startStripeDouble, type DoubleCharge, type StripeDouble } from '../support/stripe-double';
 import { visitorIdFor } from '../../ingest/hash';
 import { IntegrationRepo, queuedBackfill } from '../../model/integrations';
@@ -372,6 +372,24 @@ describe('webhooks', () => {
     bought.amount_refunded = 1000;
     expect((await send(event('charge.refunded', charge('ch_wh_checkout', { amount: 3000, amount_refunded: 1000, payment_intent: 'pi_wh_checkout' })))).status).toBe(200);
     expect(await referrer()).toContainEqual(expect.objectContaining({ label: 'news.ycombinator.com', revenue_cents: 2000 }));
+  });
+
+  test('a refund read after a backfill page was read wins, even when the page is written after it', async () => {
+    // The newest charge, so it is on the backfill's first page, which the double holds once it has read it.
+    const raced = held({ id: 'ch_wh_race', amount: 800, created: JUNE + 86_400 * 29 });
+    const pageReads = () => stripe.requests.filter((r) => r.startsWith('GET /v1/charges?')).length;
+    const before = pageReads();
+    const release = stripe.holdNext('/v1/charges');
+    expect((await svc.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: t.token })).status).toBe(202);
+    await until('the backfill to read its first page', async () => pageReads(), (n) => n > before);
+    raced.amount_refunded = 300;
+    expect((await send(event('charge.refunded', charge('ch_wh_race', { amount: 800, amount_refunded: 300 })))).body.stored).toBe(1);
+    release();
+    await backfillState(t, 'completed');
+    const store = svc.running.ctx.store;
+    const [row] = await store.query<{ refunded_cents: number }>(
+      `SELECT refunded_cents FROM ${store.table('payments')} FINAL WHERE site_id = {s:UUID} AND payment_id = 'ch_wh_race' AND is_deleted = 0`, { s: t.siteId });
+    expect(Number(row.refunded_cents)).toBe(300);
   });
 
   test('Stripe unreachable: 503 provider_unavailable and nothing stored, so Stripe delivers again; the redelivery stores it', async () => {

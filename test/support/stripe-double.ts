@@ -25,6 +25,11 @@ export interface StripeDouble {
   subscriptions: DoubleSubscription[];
   /** The next n requests (to `pathname` only, when given) answer 500. */
   failNext(n: number, pathname?: string): void;
+  /**
+   * The next request to `pathname` reads its answer at once but is answered only when the returned
+   * function is called: a reader that is slow between reading Stripe and writing what it read.
+   */
+  holdNext(pathname: string): () => void;
   requests: string[];
   close(): Promise<void>;
 }
@@ -62,6 +67,7 @@ function listPage<T extends { id: string; created: number }>(all: T[], q: URLSea
 
 export async function startStripeDouble(): Promise<StripeDouble> {
   let failures = 0;
+  const holds = new Map<string, Promise<void>>();
   let failing: string | undefined;
   const double = {} as StripeDouble;
   const server = http.createServer((req, res) => {
@@ -87,14 +93,24 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       body = listPage(double.subscriptions, url.searchParams, '/v1/subscriptions', subscriptionObject);
     }
     if (!body) return error(res, 404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname})`);
-    res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_double' });
-    res.end(JSON.stringify(body));
+    const answer = JSON.stringify(body);
+    const held = holds.get(url.pathname);
+    holds.delete(url.pathname);
+    void (held ?? Promise.resolve()).then(() => {
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_double' });
+      res.end(answer);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   Object.assign(double, {
     url: `http://127.0.0.1:${port}`, keys: new Set<string>(), readOnlyDenied: new Set<string>(), charges: [], subscriptions: [], requests: [],
     failNext: (n: number, pathname?: string) => { failures = n; failing = pathname; },
+    holdNext(pathname: string) {
+      let release!: () => void;
+      holds.set(pathname, new Promise<void>((resolve) => { release = resolve; }));
+      return () => release();
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
   return double;
