@@ -5,11 +5,12 @@ import { tombstone } from '../clickhouse/tombstones';
 import { AppError, invalidRequest } from '../core/errors';
 import { nextVersion } from '../core/ids';
 import type { BackfillRun, Provider } from './provider';
-import { REBUILT_LIFECYCLE, STRIPE, paymentRow, stripeClient, subscriptionRows, type StripeCredentials } from './stripe';
+import { REBUILT_LIFECYCLE, STRIPE, lostDisputeCents, paymentRow, stripeClient, subscriptionRows, type StripeCredentials } from './stripe';
 
 /**
  * Stripe as a provider: connected with a secret or restricted key (and optionally the webhook's
- * signing secret); the import reads every charge (PaymentIntent expanded), then every subscription
+ * signing secret); the import reads every charge (PaymentIntent expanded, and a disputed charge's
+ * disputes), then every subscription
  * (their starts and ends), newest first, 100 per page; a re-sync clears the payments and the
  * lifecycle kinds the import rebuilds.
  */
@@ -37,7 +38,8 @@ const PHASES = {
       // Versioned at the read, like a webhook's read of one charge: the later read of Stripe wins.
       const version = nextVersion();
       const page = await stripe.charges.list({ limit: PAGE_SIZE, starting_after: after, expand: ['data.payment_intent'] });
-      return { ids: page.data.map((c) => c.id), hasMore: page.has_more, table: 'payments', rows: page.data.map((c) => paymentRow(siteId, c, version)) };
+      const rows = await Promise.all(page.data.map(async (c) => paymentRow(siteId, c, version, await lostDisputeCents(stripe, c))));
+      return { ids: page.data.map((c) => c.id), hasMore: page.has_more, table: 'payments', rows };
     },
   },
   subscriptions: {
@@ -74,20 +76,25 @@ async function importAll(run: BackfillRun<StripeCredentials>): Promise<boolean> 
   }
 }
 
-/** The key must list charges (all a backfill does): a wrong key is the caller's 400, an unreachable Stripe a 503. */
+/**
+ * The key must list charges and disputes (what the backfill and webhooks read): a wrong key is the
+ * caller's 400, an unreachable Stripe a 503.
+ */
 async function verify(input: ConnectInput, config: { stripeApiUrl?: URL }): Promise<void> {
+  const stripe = stripeClient(input.secret_key, config.stripeApiUrl);
   try {
-    await stripeClient(input.secret_key, config.stripeApiUrl).charges.list({ limit: 1 });
+    await stripe.charges.list({ limit: 1 });
+    await stripe.disputes.list({ limit: 1 });
   } catch (err) {
     if (err instanceof Stripe.errors.StripeAuthenticationError) throw invalidRequest('secret_key: Stripe refused this key.');
     if (err instanceof Stripe.errors.StripePermissionError) {
-      throw invalidRequest('secret_key: this key may not read charges; a restricted key needs read access to Charges and PaymentIntents.');
+      throw invalidRequest('secret_key: this key may not read charges or disputes; a restricted key needs read access to Charges, PaymentIntents and Disputes.');
     }
     throw new AppError(503, 'provider_unavailable', 'Stripe could not be reached to check the key; try again shortly.', undefined, { 'Retry-After': '30' });
   }
 }
 
-const PAYMENT_COLUMNS = ['site_id', 'provider', 'payment_id', 'visitor_id', 'session_id', 'amount_cents', 'refunded_cents', 'currency', 'status', 'paid_at'];
+const PAYMENT_COLUMNS = ['site_id', 'provider', 'payment_id', 'visitor_id', 'session_id', 'amount_cents', 'refunded_cents', 'disputed_cents', 'currency', 'status', 'paid_at'];
 const LIFECYCLE_COLUMNS = ['site_id', 'provider', 'event_id', 'kind', 'subscription_id', 'occurred_at'];
 
 /**
@@ -120,7 +127,7 @@ export const stripeProvider: Provider<ConnectInput, StripeCredentials> = {
     err instanceof Stripe.errors.StripeInvalidRequestError,
   describe(err) {
     if (err instanceof Stripe.errors.StripeAuthenticationError) return 'Stripe refused the secret key (revoked or rolled?); connect again with a valid key.';
-    if (err instanceof Stripe.errors.StripePermissionError) return 'The key may not list charges or subscriptions; give a restricted key read access to them.';
+    if (err instanceof Stripe.errors.StripePermissionError) return 'The key may not list charges, disputes or subscriptions; give a restricted key read access to them.';
     return `Stripe: ${(err as Error).message}`;
   },
 };

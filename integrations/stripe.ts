@@ -27,7 +27,7 @@ export interface StripeCredentials {
 /** A row of the `payments` table. */
 export interface PaymentRow {
   site_id: string; provider: string; payment_id: string; visitor_id: string; session_id: string; amount_cents: number;
-  refunded_cents: number; currency: string; status: string; paid_at: string; version: number; is_deleted: 0;
+  refunded_cents: number; disputed_cents: number; currency: string; status: string; paid_at: string; version: number; is_deleted: 0;
 }
 
 /**
@@ -45,13 +45,30 @@ function checkoutIds(charge: Stripe.Charge): { visitor: string; session: string 
   return { visitor: pick('tally_visitor_id'), session: pick('tally_session_id') };
 }
 
-/** Stripe's charge statuses are ours (`succeeded`, `pending`, `failed`); only succeeded ones count as revenue. */
-export function paymentRow(siteId: string, charge: Stripe.Charge, version: number): PaymentRow {
+/**
+ * What lost disputes (chargebacks) took of a charge: the amounts of its disputes that closed `lost`
+ * (Stripe withdrew them for good; an open dispute may still be won, a won one is reinstated). Only
+ * a charge marked `disputed` is asked about, so the usual charge costs no request. A charge lists
+ * its disputes on one page: Stripe allows few per charge.
+ */
+export async function lostDisputeCents(stripe: Stripe, charge: Stripe.Charge): Promise<number> {
+  if (!charge.disputed) return 0;
+  const disputes = await stripe.disputes.list({ charge: charge.id, limit: 100 });
+  return disputes.data.filter((d) => d.status === 'lost').reduce((sum, d) => sum + d.amount, 0);
+}
+
+/**
+ * Stripe's charge statuses are ours (`succeeded`, `pending`, `failed`); only succeeded ones count as
+ * revenue, net of refunds and lost disputes (`lost`, from lostDisputeCents). The two never take more
+ * than the charge: Stripe refunds no disputed amount, so this only guards the sum.
+ */
+export function paymentRow(siteId: string, charge: Stripe.Charge, version: number, lost: number): PaymentRow {
   const ids = checkoutIds(charge);
+  const refunded = charge.amount_refunded ?? 0;
   return {
     site_id: siteId, provider: STRIPE, payment_id: charge.id, visitor_id: ids.visitor, session_id: ids.session,
-    amount_cents: charge.amount, refunded_cents: charge.amount_refunded ?? 0, currency: charge.currency.toUpperCase(),
-    status: charge.status, paid_at: isoToCh(new Date(charge.created * 1000)), version, is_deleted: 0,
+    amount_cents: charge.amount, refunded_cents: refunded, disputed_cents: Math.max(0, Math.min(lost, charge.amount - refunded)),
+    currency: charge.currency.toUpperCase(), status: charge.status, paid_at: isoToCh(new Date(charge.created * 1000)), version, is_deleted: 0,
   };
 }
 
@@ -104,6 +121,11 @@ export function lifecycleKinds(event: Stripe.Event): LifecycleKind[] {
 /** Charge events: each is a cue to read the charge back (integrations/webhooks.ts). */
 export const CHARGE_EVENTS: ReadonlySet<string> = new Set([
   'charge.succeeded', 'charge.failed', 'charge.pending', 'charge.captured', 'charge.refunded', 'charge.updated', 'charge.expired',
+]);
+
+/** Dispute events: their object is the dispute, and `charge` names the charge to read back. */
+export const DISPUTE_EVENTS: ReadonlySet<string> = new Set([
+  'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated',
 ]);
 
 /** A row of the `lifecycle_events` table. */

@@ -6,7 +6,7 @@ import { logger } from '../core/logger';
 import type { SecretBox } from '../infra/secrets';
 import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
 import { openCredentials } from './providers';
-import { CHARGE_EVENTS, STRIPE, lifecycleKinds, lifecycleRow, paymentRow, stripeClient, type StripeCredentials } from './stripe';
+import { CHARGE_EVENTS, DISPUTE_EVENTS, STRIPE, lifecycleKinds, lifecycleRow, lostDisputeCents, paymentRow, stripeClient, type StripeCredentials } from './stripe';
 
 /**
  * POST /webhooks/stripe/{siteId}: Stripe's notifications for one connected site. The signature is
@@ -57,9 +57,18 @@ function objectId(event: Stripe.Event): string {
   return object.id;
 }
 
+/** The charge a dispute event is about (`charge`, an id or, expanded, the charge). */
+function disputedChargeId(event: Stripe.Event): string {
+  const charge = (event.data as { object?: { charge?: unknown } } | undefined)?.object?.charge;
+  const id = typeof charge === 'object' && charge ? (charge as { id?: unknown }).id : charge;
+  if (typeof id !== 'string' || !id) throw invalidRequest(`The ${event.type} event names no charge.`);
+  return id;
+}
+
 /** Rows written for the event (0 for events that change neither a payment nor a lifecycle). */
 async function storeEvent(deps: WebhookDeps, row: IntegrationRow, event: Stripe.Event): Promise<number> {
   if (CHARGE_EVENTS.has(event.type)) return storeCharge(deps, row, objectId(event));
+  if (DISPUTE_EVENTS.has(event.type)) return storeCharge(deps, row, disputedChargeId(event));
   if (!event.type.startsWith(SUBSCRIPTION_EVENT)) return 0;
   const subscriptionId = objectId(event);
   const kinds = lifecycleKinds(event);
@@ -70,16 +79,19 @@ async function storeEvent(deps: WebhookDeps, row: IntegrationRow, event: Stripe.
 }
 
 /**
- * The charge as Stripe has it now. Stripe unreachable (or refusing the key) is 503: the
- * notification is not acknowledged and Stripe delivers it again later. A charge the key cannot see
- * (another account's or mode's) is acknowledged and stores nothing.
+ * The charge as Stripe has it now, with what lost disputes took of it. Stripe unreachable (or
+ * refusing the key) is 503: the notification is not acknowledged and Stripe delivers it again later.
+ * A charge the key cannot see (another account's or mode's) is acknowledged and stores nothing.
  */
 async function storeCharge(deps: WebhookDeps, row: IntegrationRow, chargeId: string): Promise<number> {
   const { secret_key } = openCredentials<StripeCredentials>(deps.secrets, row);
+  const stripe = stripeClient(secret_key, deps.config.stripeApiUrl);
   const version = nextVersion();
   let charge: Stripe.Charge;
+  let lost: number;
   try {
-    charge = await stripeClient(secret_key, deps.config.stripeApiUrl).charges.retrieve(chargeId, { expand: ['payment_intent'] });
+    charge = await stripe.charges.retrieve(chargeId, { expand: ['payment_intent'] });
+    lost = await lostDisputeCents(stripe, charge);
   } catch (err) {
     if (err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404) {
       logger.warn({ site: row.site_id, charge: chargeId }, 'stripe webhook: the connected key cannot see this charge; ignored');
@@ -87,6 +99,6 @@ async function storeCharge(deps: WebhookDeps, row: IntegrationRow, chargeId: str
     }
     throw new AppError(503, 'provider_unavailable', 'Stripe could not be reached to read the charge; deliver the event again later.', undefined, { 'Retry-After': '60' });
   }
-  await deps.store.insert('payments', [paymentRow(row.site_id, charge, version)]);
+  await deps.store.insert('payments', [paymentRow(row.site_id, charge, version, lost)]);
   return 1;
 }

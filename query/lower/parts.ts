@@ -145,12 +145,14 @@ export function paymentRows(q: ReportQuery, columns: string[]): SelectNode {
   });
 }
 
-const NET = () => fn('sum', bin('-', col('amount_cents'), col('refunded_cents')));
+/** Revenue is net of refunds and of lost disputes (chargebacks). */
+const NET_COLUMNS = ['amount_cents', 'refunded_cents', 'disputed_cents'];
+const NET = () => fn('sum', bin('-', bin('-', col('amount_cents'), col('refunded_cents')), col('disputed_cents')));
 
 export function paymentTotals(q: ReportQuery): SelectNode {
   return select({
     columns: [as(fn('count'), 'payments'), as(NET(), 'revenue_cents')],
-    from: subquery(paymentRows(q, ['amount_cents', 'refunded_cents'])),
+    from: subquery(paymentRows(q, NET_COLUMNS)),
   });
 }
 
@@ -185,7 +187,7 @@ export function attributedPayments(q: ReportQuery, group?: PaymentGrouping): Sel
   const keys = group ? [as(group.label, 'label'), ...Object.entries(group.extras).map(([n, e]) => as(e(), n))] : [];
   return select({
     columns: [...keys, as(fn('count'), 'payments'), as(NET(), 'revenue_cents')],
-    from: subquery(paymentRows(q, ['visitor_id', 'paid_at', 'amount_cents', 'refunded_cents']), 'p'),
+    from: subquery(paymentRows(q, ['visitor_id', 'paid_at', ...NET_COLUMNS]), 'p'),
     joins: [join('ASOF LEFT', subquery(sessionsOfPayers, 's'), and(
       eq(col('visitor_id', 'p'), col('visitor_id', 's')),
       bin('>=', col('paid_at', 'p'), col('session_start', 's')),

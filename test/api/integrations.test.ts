@@ -40,8 +40,9 @@ function juneCharges(prefix: string): DoubleCharge[] {
     amount_refunded: i % 10 === 0 ? 500 : 0, status: i % 25 === 0 ? 'failed' : 'succeeded',
   }));
 }
+const lost = (c: DoubleCharge) => (c.disputes ?? []).filter((d) => d.status === 'lost').reduce((sum, d) => sum + d.amount, 0);
 const net = (charges: DoubleCharge[]) => charges.filter((c) => (c.status ?? 'succeeded') === 'succeeded')
-  .reduce((sum, c) => sum + c.amount - (c.amount_refunded ?? 0), 0);
+  .reduce((sum, c) => sum + c.amount - (c.amount_refunded ?? 0) - lost(c), 0);
 
 describe('connecting', () => {
   let t: Tenant;
@@ -70,6 +71,12 @@ describe('connecting', () => {
     const denied = await put(t, { secret_key: 'rk_test_noChargesRead1' });
     expect(denied.status).toBe(400);
     expect(denied.body.error.message).toMatch(/read charges/);
+    // Lost disputes net revenue, so a key that reads charges but not disputes would report too much.
+    stripe.keys.add('rk_test_noDisputeRead1');
+    stripe.disputesDenied.add('rk_test_noDisputeRead1');
+    const blind = await put(t, { secret_key: 'rk_test_noDisputeRead1' });
+    expect(blind.status).toBe(400);
+    expect(blind.body.error.message).toMatch(/Disputes/);
     expect(await connection(t)).toBeUndefined();
   });
 
@@ -103,6 +110,10 @@ describe('the backfill', () => {
     // The checkout's ids, on the charge or (as Stripe Checkout puts them) on its PaymentIntent.
     charges[1].metadata = { tally_visitor_id: visitorIdFor(t.siteId, 'alice') };
     charges[2].intent_metadata = { tally_visitor_id: visitorIdFor(t.siteId, 'bob'), tally_session_id: '42' };
+    // Chargebacks: one lost (Stripe withdrew 600 for good), one won, one still open.
+    charges[3].disputes = [{ id: 'dp_bf_lost', amount: 600, status: 'lost' }];
+    charges[4].disputes = [{ id: 'dp_bf_won', amount: 1004, status: 'won' }];
+    charges[5].disputes = [{ id: 'dp_bf_open', amount: 1005, status: 'needs_response' }];
     stripe.subscriptions.push(
       { id: 'sub_bf_live', created: JUNE + 100, status: 'active' },
       { id: 'sub_bf_gone', created: JUNE + 200, status: 'canceled', ended_at: JUNE + 86_400 },
@@ -147,10 +158,17 @@ describe('the backfill', () => {
     expect(JSON.parse(svc.running.ctx.secrets.open(row!.credentials))).toEqual({ secret_key: KEY });
   });
 
-  test('imported payments are the revenue reports: succeeded only, net of refunds, attributed by the checkout ids', async () => {
+  test('imported payments are the revenue reports: succeeded only, net of refunds and lost disputes, attributed by the checkout ids', async () => {
     const overview = await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
     expect(overview.status).toBe(200);
     expect(overview.body.data).toMatchObject({ payments: 240, revenue_cents: net(charges) });
+    expect(net(charges)).toBe(net(charges.map((c) => ({ ...c, disputes: [] }))) - 600);
+    const disputed = await svc.running.ctx.store.query<{ payment_id: string; disputed: string }>(
+      `SELECT payment_id, toString(disputed_cents) AS disputed FROM ${svc.running.ctx.store.table('payments')} FINAL
+       WHERE site_id = {s:UUID} AND payment_id IN {ids:Array(String)} ORDER BY payment_id`, { s: t.siteId, ids: [charges[3].id, charges[4].id, charges[5].id] });
+    expect(disputed.map((r) => r.disputed)).toEqual(['600', '0', '0']);
+    // Only disputed charges cost a request: three of 250.
+    expect(stripe.requests.filter((r) => r.startsWith('GET /v1/disputes?charge=')).length).toBe(3);
     const rows = await svc.running.ctx.store.query<{ payment_id: string; visitor: string; session: string }>(
       `SELECT payment_id, toString(visitor_id) AS visitor, toString(session_id) AS session FROM ${svc.running.ctx.store.table('payments')} FINAL
        WHERE site_id = {s:UUID} AND visitor_id != 0 ORDER BY payment_id`, { s: t.siteId });
@@ -390,6 +408,26 @@ describe('webhooks', () => {
     const [row] = await store.query<{ refunded_cents: number }>(
       `SELECT refunded_cents FROM ${store.table('payments')} FINAL WHERE site_id = {s:UUID} AND payment_id = 'ch_wh_race' AND is_deleted = 0`, { s: t.siteId });
     expect(Number(row.refunded_cents)).toBe(300);
+  });
+
+  test('a chargeback takes its amount off the revenue once the dispute is lost, not while it is open; later charge events keep it off', async () => {
+    const disputed = held({ id: 'ch_wh_disputed', amount: 4000 });
+    const before = (await revenue()).revenue_cents;
+    expect((await send(event('charge.succeeded', charge('ch_wh_disputed', { amount: 4000 })))).status).toBe(200);
+    expect((await revenue()).revenue_cents).toBe(before + 4000);
+    const dispute = (status: string) => ({ id: 'dp_wh_1', object: 'dispute', amount: 2500, charge: 'ch_wh_disputed', status });
+    disputed.disputes = [{ id: 'dp_wh_1', amount: 2500, status: 'needs_response' }];
+    expect((await send(event('charge.dispute.created', dispute('needs_response')))).body).toMatchObject({ received: true, stored: 1 });
+    expect((await revenue()).revenue_cents).toBe(before + 4000);
+    disputed.disputes[0].status = 'lost';
+    expect((await send(event('charge.dispute.closed', dispute('lost')))).body).toMatchObject({ received: true, stored: 1 });
+    expect(await revenue()).toMatchObject({ revenue_cents: before + 1500 });
+    // A charge event after the dispute reads the charge, and its disputes, again.
+    expect((await send(event('charge.updated', charge('ch_wh_disputed', { amount: 4000, disputed: true })))).status).toBe(200);
+    expect((await revenue()).revenue_cents).toBe(before + 1500);
+    const nameless = await send(event('charge.dispute.closed', { id: 'dp_wh_2', object: 'dispute', status: 'lost' }));
+    expect(nameless.status).toBe(400);
+    expect(nameless.body.error.message).toContain('names no charge');
   });
 
   test('Stripe unreachable: 503 provider_unavailable and nothing stored, so Stripe delivers again; the redelivery stores it', async () => {

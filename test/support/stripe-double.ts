@@ -4,13 +4,17 @@ import type { AddressInfo } from 'node:net';
 /**
  * A local stand-in for api.stripe.com that speaks its wire format for what Tally calls: bearer-key
  * auth (401/403 as Stripe answers them), the list endpoints for charges and subscriptions with
- * `limit`, `starting_after`, `status=all` and `expand[]=data.payment_intent`, and one charge by id
- * (`expand[]=payment_intent`; 404 `resource_missing` for an unknown id). The official client is
+ * `limit`, `starting_after`, `status=all` and `expand[]=data.payment_intent`, one charge by id
+ * (`expand[]=payment_intent`; 404 `resource_missing` for an unknown id), and disputes (`charge=`
+ * lists one charge's; a charge with disputes reads `disputed: true`). The official client is
  * pointed at it with TALLY_STRIPE_API_URL. Tests add and edit objects, revoke keys and inject 500s.
  */
 export interface DoubleCharge {
   id: string; amount: number; amount_refunded?: number; currency?: string; status?: 'succeeded' | 'pending' | 'failed';
-  created: number; metadata?: Record<string, string>; intent_metadata?: Record<string, string>;
+  created: number; metadata?: Record<string, string>; intent_metadata?: Record<string, string>; disputes?: DoubleDispute[];
+}
+export interface DoubleDispute {
+  id: string; amount: number; status: 'needs_response' | 'under_review' | 'won' | 'lost' | 'warning_closed';
 }
 export interface DoubleSubscription {
   id: string; created: number; status: string; ended_at?: number | null; canceled_at?: number | null;
@@ -21,6 +25,8 @@ export interface StripeDouble {
   keys: Set<string>;
   /** Keys that authenticate but may not read (a restricted key without the permission). */
   readOnlyDenied: Set<string>;
+  /** Keys that may read charges but not disputes. */
+  disputesDenied: Set<string>;
   charges: DoubleCharge[];
   subscriptions: DoubleSubscription[];
   /** The next n requests (to `pathname` only, when given) answer 500. */
@@ -43,7 +49,7 @@ function chargeObject(c: DoubleCharge, expandIntent: boolean) {
   const intentId = `pi_${c.id.slice(3)}`;
   return {
     id: c.id, object: 'charge', amount: c.amount, amount_refunded: c.amount_refunded ?? 0, currency: c.currency ?? 'usd',
-    status: c.status ?? 'succeeded', created: c.created, metadata: c.metadata ?? {}, livemode: false,
+    status: c.status ?? 'succeeded', created: c.created, metadata: c.metadata ?? {}, livemode: false, disputed: Boolean(c.disputes?.length),
     payment_intent: expandIntent ? { id: intentId, object: 'payment_intent', metadata: c.intent_metadata ?? {} } : intentId,
   };
 }
@@ -53,6 +59,10 @@ function subscriptionObject(s: DoubleSubscription) {
     id: s.id, object: 'subscription', created: s.created, start_date: s.created, status: s.status,
     ended_at: s.ended_at ?? null, canceled_at: s.canceled_at ?? null, items: { object: 'list', data: [] }, metadata: {},
   };
+}
+
+function disputeObject(d: DoubleDispute, c: DoubleCharge) {
+  return { id: d.id, object: 'dispute', amount: d.amount, currency: c.currency ?? 'usd', status: d.status, charge: c.id, created: c.created, livemode: false };
 }
 
 /** Stripe lists newest first; `starting_after` is the last id of the previous page. */
@@ -79,7 +89,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     }
     const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
     if (!double.keys.has(key)) return error(res, 401, 'invalid_request_error', 'Invalid API Key provided');
-    if (double.readOnlyDenied.has(key)) return error(res, 403, 'invalid_request_error', 'The provided key does not have the required permissions');
+    if (double.readOnlyDenied.has(key) || (double.disputesDenied.has(key) && url.pathname === '/v1/disputes')) return error(res, 403, 'invalid_request_error', 'The provided key does not have the required permissions');
     const expanded = (path: string) => [...url.searchParams.entries()].some(([k, v]) => k.startsWith('expand') && v === path);
     const one = /^\/v1\/charges\/([^/]+)$/.exec(url.pathname);
     let body: object | undefined;
@@ -89,6 +99,11 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       const charge = double.charges.find((c) => c.id === decodeURIComponent(one[1]));
       if (!charge) return error(res, 404, 'invalid_request_error', `No such charge: '${one[1]}'`, 'resource_missing');
       body = chargeObject(charge, expanded('payment_intent'));
+    } else if (req.method === 'GET' && url.pathname === '/v1/disputes') {
+      const of = url.searchParams.get('charge');
+      const disputes = double.charges.filter((c) => !of || c.id === of)
+        .flatMap((c) => (c.disputes ?? []).map((d) => ({ id: d.id, created: c.created, object: disputeObject(d, c) })));
+      body = listPage(disputes, url.searchParams, '/v1/disputes', (d) => d.object);
     } else if (req.method === 'GET' && url.pathname === '/v1/subscriptions') {
       body = listPage(double.subscriptions, url.searchParams, '/v1/subscriptions', subscriptionObject);
     }
@@ -104,7 +119,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   Object.assign(double, {
-    url: `http://127.0.0.1:${port}`, keys: new Set<string>(), readOnlyDenied: new Set<string>(), charges: [], subscriptions: [], requests: [],
+    url: `http://127.0.0.1:${port}`, keys: new Set<string>(), readOnlyDenied: new Set<string>(), disputesDenied: new Set<string>(), charges: [], subscriptions: [], requests: [],
     failNext: (n: number, pathname?: string) => { failures = n; failing = pathname; },
     holdNext(pathname: string) {
       let release!: () => void;

@@ -491,3 +491,7 @@ ALTER TABLE tally.search_console ADD COLUMN IF NOT EXISTS is_deleted UInt8 DEFAU
 -- Which account a connection reads, shown on GET /integrations: the Search Console property, or the
 -- Stripe key's mode, kind and last four characters ("live secret key ...4242"). Never a secret.
 ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS account String DEFAULT '' AFTER provider;
+
+-- Revenue is net of refunds and of lost disputes (chargebacks): the amount of a charge's disputes
+-- that closed lost, read from Stripe with the charge. A dispute still open or won takes nothing.
+ALTER TABLE tally.payments ADD COLUMN IF NOT EXISTS disputed_cents Int64 DEFAULT 0 AFTER refunded_cents;
