@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { invalidRequest } from '../../core/errors';
 import { runReport, type ReportName } from '../../query';
 import { DIMENSION_KEYS } from '../../query/registry/dimensions';
+import { BUCKET_UNITS } from '../../query/registry/buckets';
 import { FILTER_KEYS } from '../../query/registry/filters';
+import { PERIODS } from '../../query/window/resolve';
 import { PageMeta, RangeMeta } from '../openapi';
 import type { RouteRegistrar } from '../route';
 
@@ -13,17 +15,28 @@ import type { RouteRegistrar } from '../route';
  * shapes here document the parameters in the OpenAPI document.
  */
 const opt = (description: string) => z.string().optional().describe(description);
+/**
+ * A parameter runReport reads as a string, documented as the type it must spell: the route's zod
+ * shape only documents (runReport parses and refuses with its own messages).
+ */
+type Documented = { type: 'integer'; minimum: number; maximum: number; default?: number } | { enum: readonly string[]; default?: string } | { format: 'date-time' };
+const typed = (description: string, shape: Documented) => opt(description).openapi(
+  'enum' in shape ? { type: 'string', enum: [...shape.enum], ...(shape.default ? { default: shape.default } : {}) } : shape);
 
 const WINDOW = {
-  period: opt('today, yesterday, last24h, last7d, last30d, last12m, month, year or all (default last30d); not with from/to'),
-  from: opt('ISO 8601 date-time with offset; needs to'),
-  to: opt('ISO 8601 date-time with offset; needs from; after from'),
+  period: typed('the window in tz (default last30d); not with from/to', { enum: PERIODS, default: 'last30d' }),
+  from: typed('ISO 8601 date-time with offset; needs to', { format: 'date-time' }),
+  to: typed('ISO 8601 date-time with offset; needs from; after from', { format: 'date-time' }),
   tz: opt('IANA timezone for day boundaries (default UTC)'),
-  bots: opt('excluded (default) or included'),
+  bots: typed('crawlers left out (default) or counted', { enum: ['excluded', 'included'], default: 'excluded' }),
 };
 const FILTER_SHAPE = Object.fromEntries(FILTER_KEYS.map((k) => [`filter_${k}`, opt(`narrow to one ${k} value`)]));
-const PAGING = { limit: opt('1 to 1000, default 100'), offset: opt('default 0') };
-const UNIT = { unit: opt('minute, hour, day, week or month (default by window length)') };
+const PAGING = {
+  limit: typed('rows per page', { type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
+  offset: typed('rows to skip', { type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 }),
+};
+const UNIT = { unit: typed('bucket size (default by window length)', { enum: BUCKET_UNITS }) };
+const minutes = (fallback: number) => typed(`look-back in minutes (default ${fallback})`, { type: 'integer', minimum: 1, maximum: 360, default: fallback });
 
 const int = z.number().int();
 
@@ -98,10 +111,10 @@ const ROUTES: ReportRoute[] = [
   },
   { report: 'heatmap', path: '/sites/{siteId}/heatmap', summary: 'Views and visitors by weekday and hour in tz (sparse)', query: { ...WINDOW, channel: opt('one channel') }, response: z.array(HeatmapRow) },
   { report: 'engagement', path: '/sites/{siteId}/engagement', summary: 'Sessions, bounce rate and median session length per UTC bucket', query: { ...WINDOW, ...UNIT }, response: z.array(EngagementRow) },
-  { report: 'realtime', path: '/sites/{siteId}/realtime', summary: 'Visitors and views in the last minutes (default 10)', query: { minutes: opt('1 to 360, default 10') }, response: z.object({ visitors: int, views: int }) },
+  { report: 'realtime', path: '/sites/{siteId}/realtime', summary: 'Visitors and views in the last minutes (default 10)', query: { minutes: minutes(10) }, response: z.object({ visitors: int, views: int }) },
   {
     report: 'realtime_countries', path: '/sites/{siteId}/realtime/countries', summary: 'Live visitors per country (default 30 minutes)',
-    query: { minutes: opt('1 to 360, default 30'), ...PAGING }, response: z.array(CountryRow),
+    query: { minutes: minutes(30), ...PAGING }, response: z.array(CountryRow),
   },
   {
     report: 'channel_quality', path: '/sites/{siteId}/channel-quality', summary: 'Per channel: visitors, bounce rate, median session, conversion, revenue per visitor',

@@ -78,3 +78,17 @@ test('routes document the refusals of their own: conflicts, a missing board or w
   expect(codes('/sites/{siteId}/notes', 'post')).not.toContain('409');
   expect(codes('/sites/{siteId}/overview', 'get')).not.toContain('503');
 });
+
+test('report parameters are documented as the types they must spell: enums, bounded integers, date-times', () => {
+  const params = (path: string) => Object.fromEntries(doc.paths[path].get.parameters.map((p: any) => [p.name, p.schema]));
+  const breakdown = params('/sites/{siteId}/breakdowns/{dimension}');
+  expect(breakdown.period).toMatchObject({ type: 'string', enum: ['today', 'yesterday', 'last24h', 'last7d', 'last30d', 'last12m', 'month', 'year', 'all'], default: 'last30d' });
+  expect(breakdown.bots).toMatchObject({ type: 'string', enum: ['excluded', 'included'], default: 'excluded' });
+  expect(breakdown.from).toMatchObject({ type: 'string', format: 'date-time' });
+  expect(breakdown.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000, default: 100 });
+  expect(breakdown.offset).toMatchObject({ type: 'integer', minimum: 0, default: 0 });
+  expect(breakdown.filter_country).toMatchObject({ type: 'string' });
+  expect(params('/sites/{siteId}/timeseries').unit).toMatchObject({ type: 'string', enum: ['minute', 'hour', 'day', 'week', 'month'] });
+  expect(params('/sites/{siteId}/realtime').minutes).toMatchObject({ type: 'integer', minimum: 1, maximum: 360, default: 10 });
+  expect(params('/sites/{siteId}/realtime/countries').minutes).toMatchObject({ type: 'integer', maximum: 360, default: 30 });
+});
