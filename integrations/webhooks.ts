@@ -79,6 +79,20 @@ async function storeEvent(deps: WebhookDeps, row: IntegrationRow, event: Stripe.
 }
 
 /**
+ * Why the charge could not be read. A key Stripe refuses (rolled, or a restricted key without read
+ * access to disputes, connected before they were read) is the operator's to fix, so it is logged as
+ * an error; the notification is still not acknowledged, so Stripe's redelivery stores it once the
+ * connection is re-keyed.
+ */
+function unreadable(err: unknown, siteId: string): string {
+  if (err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError) {
+    logger.error({ site: siteId, err: (err as Error).message }, 'stripe webhook: Stripe refused the connection\'s key; re-key the connection');
+    return 'Stripe refused the connection\'s key (revoked, or without read access to charges and disputes); re-key the connection and Stripe\'s redelivery will be stored.';
+  }
+  return 'Stripe could not be reached to read the charge; deliver the event again later.';
+}
+
+/**
  * The charge as Stripe has it now, with what lost disputes took of it. Stripe unreachable (or
  * refusing the key) is 503: the notification is not acknowledged and Stripe delivers it again later.
  * A charge the key cannot see (another account's or mode's) is acknowledged and stores nothing.
@@ -97,7 +111,7 @@ async function storeCharge(deps: WebhookDeps, row: IntegrationRow, chargeId: str
       logger.warn({ site: row.site_id, charge: chargeId }, 'stripe webhook: the connected key cannot see this charge; ignored');
       return 0;
     }
-    throw new AppError(503, 'provider_unavailable', 'Stripe could not be reached to read the charge; deliver the event again later.', undefined, { 'Retry-After': '60' });
+    throw new AppError(503, 'provider_unavailable', unreadable(err, row.site_id), undefined, { 'Retry-After': '60' });
   }
   await deps.store.insert('payments', [paymentRow(row.site_id, charge, version, lost)]);
   return 1;

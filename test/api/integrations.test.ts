@@ -430,6 +430,24 @@ describe('webhooks', () => {
     expect(nameless.body.error.message).toContain('names no charge');
   });
 
+  test('a key that may no longer read disputes: 503 saying to re-key, nothing stored; the redelivery after that stores it', async () => {
+    held({ id: 'ch_wh_blind', amount: 900, disputes: [{ id: 'dp_wh_blind', amount: 900, status: 'lost' }] });
+    const { revenue_cents: before, payments } = await revenue();
+    const closed = event('charge.dispute.closed', { id: 'dp_wh_blind', object: 'dispute', charge: 'ch_wh_blind', status: 'lost' });
+    stripe.disputesDenied.add(KEY);
+    try {
+      const refused = await send(closed);
+      expect(refused.status).toBe(503);
+      expect(refused.body.error).toMatchObject({ code: 'provider_unavailable', message: expect.stringContaining('re-key') });
+    } finally {
+      stripe.disputesDenied.delete(KEY);
+    }
+    expect(await revenue()).toMatchObject({ revenue_cents: before, payments });
+    expect((await send(closed)).body).toMatchObject({ stored: 1 });
+    // Stored, and wholly taken back by the lost dispute: one more payment, no more revenue.
+    expect(await revenue()).toMatchObject({ revenue_cents: before, payments: payments + 1 });
+  });
+
   test('Stripe unreachable: 503 provider_unavailable and nothing stored, so Stripe delivers again; the redelivery stores it', async () => {
     held({ id: 'ch_wh_later', amount: 700 });
     const before = (await revenue()).revenue_cents;
