@@ -1,5 +1,5 @@
 import type { ReportQuery, Source } from '../ast';
-import { BUCKETS, LABEL_FORMAT } from '../registry/buckets';
+import { BUCKETS } from '../registry/buckets';
 import { traitsOf } from '../registry/reports';
 import type { MetricKey } from '../registry/metrics';
 import { and, as, col, fn, inSet, select, str, table, tuple, type Expr, type SelectNode } from '../sql/ast';
@@ -21,7 +21,7 @@ const EVENT_PART: MetricKey[] = ['visitors', 'views', 'crawler_views', 'goals', 
 /** `YYYY-MM-DD HH:MM:SS` of the bucket holding `ts`, in the report's bucket zone. */
 export function bucketLabel(q: ReportQuery, ts: Expr): Expr {
   const tz = traitsOf(q.report).buckets === 'utc' ? 'UTC' : q.tz;
-  return fn('formatDateTime', BUCKETS[q.unit!].sql(ts, str(tz)), str(LABEL_FORMAT));
+  return BUCKETS[q.unit!].label(ts, str(tz));
 }
 
 function eventPart(q: ReportQuery, source: Source, keys: MetricKey[], narrow?: Expr): SelectNode {

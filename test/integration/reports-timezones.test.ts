@@ -22,6 +22,14 @@ beforeAll(async () => {
     { ts: '2026-05-10T18:29:00Z', visitor: 'k0', path: '/' },
     { ts: '2026-05-10T18:30:00Z', visitor: 'k1', path: '/' },
     { ts: '2026-05-11T05:45:00Z', visitor: 'k2', path: '/' }, // 11:15 IST
+    // Lord Howe shifts by 30 minutes: 2026-10-04 02:00 (+10:30) springs to 02:30 (+11) at 15:30 UTC;
+    // 2026-04-05 02:00 (+11) falls back to 01:30 (+10:30) at 15:00 UTC.
+    { ts: '2026-10-03T15:10:00Z', visitor: 'l0', path: '/' }, // 01:40 +10:30
+    { ts: '2026-10-03T16:10:00Z', visitor: 'l1', path: '/' }, // 03:10 +11
+    { ts: '2026-10-04T12:00:00Z', visitor: 'l2', path: '/' }, // 23:00 +11
+    { ts: '2026-04-04T14:40:00Z', visitor: 'l3', path: '/' }, // 01:40 +11
+    { ts: '2026-04-04T15:10:00Z', visitor: 'l4', path: '/' }, // 01:40 +10:30 (the second 01:40)
+    { ts: '2026-04-04T15:40:00Z', visitor: 'l5', path: '/' }, // 02:10 +10:30
   ]);
 });
 afterAll(() => s.stop());
@@ -71,6 +79,25 @@ describe('America/New_York, 2026-11-01 (25 hours)', () => {
   test('yesterday (Oct 31) holds the 23:59 event', async () => {
     const body = await s.ok('/overview', { period: 'yesterday', tz: 'America/New_York' });
     expect(body.data.views).toBe(1);
+  });
+});
+
+describe('Australia/Lord_Howe (a 30-minute DST shift)', () => {
+  const tz = 'Australia/Lord_Howe';
+  const hourly = async (from: string, to: string) => {
+    const [series, overview] = await Promise.all([s.ok('/timeseries', { from, to, tz, unit: 'hour' }), s.ok('/overview', { from, to, tz })]);
+    expect(series.data.reduce((sum: number, r: { views: number }) => sum + r.views, 0)).toBe(overview.data.views);
+    return views(series.data);
+  };
+
+  test('spring forward: every event is in its local hour, and the hours add up to the day', async () => {
+    expect(await hourly('2026-10-04T00:00:00+10:30', '2026-10-05T00:00:00+11:00')).toEqual({
+      '2026-10-04 01:00:00': 1, '2026-10-04 03:00:00': 1, '2026-10-04 23:00:00': 1,
+    });
+  });
+
+  test('fall back: both 01:40s in 01:00, 02:10 in 02:00', async () => {
+    expect(await hourly('2026-04-05T00:00:00+11:00', '2026-04-06T00:00:00+10:30')).toEqual({ '2026-04-05 01:00:00': 2, '2026-04-05 02:00:00': 1 });
   });
 });
 
