@@ -4,7 +4,7 @@ import type { Site } from '../core/domain';
 import { isValidTimeZone } from '../core/time';
 import { onMetaWrite } from '../clickhouse/meta';
 import { GoalsRepo, type Goal } from '../model/goals';
-import type { ReportQuery } from './ast';
+import type { FilterNode, ReportQuery } from './ast';
 import { traitsOf } from './registry/reports';
 import type { PlanContext } from './planner';
 import type { ZoneCheck } from './params';
@@ -87,10 +87,28 @@ export function siteGoals(store: Store, siteId: string): Promise<Goal[]> {
   return hit;
 }
 
+/** Whether the filter tree names a goal (`filter_goal`): its completions are the goal's rules. */
+function namesGoal(node: FilterNode | null): boolean {
+  if (!node) return false;
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      return node.items.some(namesGoal);
+    case 'not':
+      return namesGoal(node.item);
+    case 'cond':
+      return node.filter === 'goal';
+    case 'goal':
+      return true;
+  }
+}
+
 export async function planContext(store: Store, site: Site, retentionDays: number, q: ReportQuery): Promise<PlanContext> {
   const needsEarliest = q.window.kind === 'period' && q.window.period === 'all';
+  // A report that counts no goals still reads the rules when a filter names a goal: without them a
+  // page goal's name would be read as an event name, and crawlers send no events (ai/series read 0).
   const [goals, earliest] = await Promise.all([
-    traitsOf(q.report).goals ? siteGoals(store, site.id) : Promise.resolve([]),
+    traitsOf(q.report).goals || namesGoal(q.filters) ? siteGoals(store, site.id) : Promise.resolve([]),
     needsEarliest ? earliestEvent(store, site.id) : Promise.resolve(null),
   ]);
   // A Goal is a GoalRule (the planner reads only the rule's fields): no per-request copy.

@@ -1,7 +1,7 @@
 import type { ReportQuery, Source } from '../ast';
 import { DIMENSIONS } from '../registry/dimensions';
 import type { MetricKey } from '../registry/metrics';
-import { and, as, asc, col, desc, select, subquery, type Expr, type SelectNode } from '../sql/ast';
+import { and, as, asc, bin, col, desc, lit, select, subquery, type Expr, type SelectNode } from '../sql/ast';
 import { baseWhere, goalCondition, goalLeavesCondition, metricColumns, metricScope, pageBounds, relationOf, splitBySource } from './common';
 import { FINAL_SETTINGS, attributedPayments, sessionColumns, sessionsInWindow } from './parts';
 
@@ -41,6 +41,9 @@ export function lowerChannelQuality(q: ReportQuery): ChannelQualityStatements {
   return {
     ranking: {
       ...byChannel(here, source),
+      // A goal filter narrows `visitors` inside the aggregates (the rows stay for all_visitors), so
+      // channels none of whose visitors completed it are dropped here, as a breakdown drops them.
+      having: when ? bin('>', col('visitors'), lit(0)) : undefined,
       orderBy: [desc(col('visitors')), asc(col('label'))],
       ...pageBounds(q.paging!),
     },

@@ -13,7 +13,7 @@ export interface ReportTraits {
   bots: 'asked' | 'human' | 'crawlers';
   /** Gap-filled buckets cut in the request's tz (`local`) or at UTC boundaries (`utc`). */
   buckets?: 'local' | 'utc';
-  /** Reads goal rules: goals, conversion, goal filters. */
+  /** Counts goals (goals, conversion, the goal dimension). Goal filters read the rules on every report. */
   goals: boolean;
   /** Only raw events can answer (minutes-long windows, crawler names, paths beside sessions). */
   rawOnly?: boolean;

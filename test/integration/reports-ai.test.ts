@@ -173,10 +173,17 @@ describe('GET /channel-quality', () => {
     expect(page.meta.page).toEqual({ limit: 1, offset: 1, has_more: true });
   });
 
-  test('a goal filter narrows conversions, not the denominator', async () => {
+  test('a goal filter narrows conversions, not the denominator; channels without a completion have no row', async () => {
     const body = await s.ok('/channel-quality', { ...WEEK, filter_goal: 'Signup' });
     const ai = body.data.find((r: { channel: string }) => r.channel === 'AI Assistants');
     expect(ai).toMatchObject({ visitors: 1, conversion_rate: 33.33 });
+    // Direct (V5) completed nothing: no row, as on breakdowns/channel with the same filter.
+    const channels = (await s.ok('/breakdowns/channel', { ...WEEK, filter_goal: 'Signup' })).data.map((r: { label: string }) => r.label);
+    expect(body.data.map((r: { channel: string }) => r.channel)).toEqual(['AI Assistants', 'Organic Search']);
+    expect([...channels].sort()).toEqual(['AI Assistants', 'Organic Search']);
+    const paged = await s.ok('/channel-quality', { ...WEEK, filter_goal: 'Signup', limit: '1', offset: '1' });
+    expect(paged.meta.page).toEqual({ limit: 1, offset: 1, has_more: false });
+    expect((await s.ok('/channel-quality', { ...WEEK, filter_goal: 'No such goal' })).data).toEqual([]);
   });
 });
 
@@ -221,5 +228,20 @@ describe('rollup and raw events agree', () => {
     expect(planned.source).toBe('slices');
     expect(rollup.data).toEqual(raw.data);
     expect(JSON.stringify(raw.data)).not.toBe('[]');
+  });
+});
+
+// Last in the file: the goal it defines would change the conversion figures above.
+describe('a filter naming a page goal', () => {
+  test('narrows every AI report to the crawl views of its pages (the rules are read even where goals are not counted)', async () => {
+    expect((await s.svc.api('POST', '/goals', { token: s.t.token, body: { site_id: s.t.siteId, name: 'Docs', kind: 'page', path_pattern: '/docs/**' } })).status).toBe(201);
+    const docs = { ...WEEK, filter_goal: 'Docs' };
+    const series = await s.ok('/ai/series', { ...docs, unit: 'day' });
+    expect(series.data[4]).toEqual({ bucket: '2026-05-18 00:00:00', views: 3, ai_training: 0, ai_search: 2, ai_user_fetch: 1 });
+    expect(series.data.reduce((a: number, r: { views: number }) => a + r.views, 0)).toBe(3);
+    const crawlers = await s.ok('/ai/crawlers', docs);
+    expect(crawlers.data.map((r: { crawler: string; views: number }) => [r.crawler, r.views])).toEqual([['OAI-SearchBot', 2], ['ChatGPT-User', 1]]);
+    const pages = await s.ok('/ai/pages', docs);
+    expect(pages.data.map((r: { path: string; crawler_views: number }) => [r.path, r.crawler_views])).toEqual([['/docs/a', 2], ['/docs/b', 1]]);
   });
 });
