@@ -23,6 +23,8 @@ interface BoardContext {
   /** The `revenue` section is on: money, and who paid, may be shown. */
   money: boolean;
   report<T>(name: ReportName, params?: Record<string, string | undefined>): Promise<T>;
+  /** The report's whole answer, `meta` (its clamped range) included. */
+  answer(name: ReportName, params: Record<string, string | undefined>): ReturnType<RunReport>;
 }
 
 const MONEY = new Set(['revenue_cents', 'revenue_per_visitor_cents', 'payments', 'goal_value_cents']);
@@ -94,8 +96,9 @@ async function importedHistory(c: BoardContext) {
   const tz = c.window.tz;
   const from = isoInZone(nowMs() - c.board.row.max_range_days * DAY, tz);
   const to = isoInZone(nowMs(), tz);
-  const series = await c.report<Row[]>('timeseries', { from, to, unit: c.board.row.max_range_days > 92 ? 'month' : 'day' });
-  return { range: { from, to }, series: series.map((r) => ({ bucket: r.bucket, visitors: r.visitors })) };
+  const { data, meta } = await c.answer('timeseries', { from, to, unit: c.board.row.max_range_days > 92 ? 'month' : 'day' });
+  // The range the series covers: the plan's retention may clamp the board's (meta.range says so).
+  return { range: meta.range, series: (data as Row[]).map((r) => ({ bucket: r.bucket, visitors: r.visitors })) };
 }
 
 function scrubMoney(value: unknown): unknown {
@@ -110,8 +113,8 @@ export async function boardData(app: AppContext, board: LiveBoard, panels: Panel
   const base = { from: isoInZone(window.fromMs, window.tz), to: isoInZone(window.toMs, window.tz), tz: window.tz };
   const c: BoardContext = {
     app, board, window, money: panels.revenue,
-    report: async <T>(name: ReportName, params: Record<string, string | undefined> = {}) =>
-      (await run(app.store, board.site, board.retentionDays, name, { ...base, ...params })).data as T,
+    answer: (name, params) => run(app.store, board.site, board.retentionDays, name, { ...base, ...params }),
+    report: async <T>(name: ReportName, params: Record<string, string | undefined> = {}) => (await c.answer(name, params)).data as T,
   };
   const enabled = SECTIONS.filter((s) => panels[s]);
   const [summary, timeseries, ...sections] = await Promise.all([

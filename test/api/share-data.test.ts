@@ -135,3 +135,20 @@ test('with revenue off a funnel is shown up to its first payment step (who paid 
   const paying = shown.sections.funnel.funnels.find((f: { steps: unknown[] }) => f.steps.length === 3);
   expect(paying.steps.map((s: { visitors: number }) => s.visitors)).toEqual([3, 2, 1]);
 });
+
+test('imported history states the range its series covers: the plan retention clamps the board\'s allowed range', async () => {
+  const two = await svc.tenant({ scopes: ['settings:write', 'analytics:read'], sites: 2 });
+  const history = async (siteId: string) => {
+    const board = (await svc.api('PUT', `/sites/${siteId}/share`, { token: two.token, body: { imported_history: true, max_range_days: 90 } })).body.data;
+    return (await feed(board.slug, '?period=last7d')).body.data.sections.imported_history;
+  };
+  const whole = await history(two.siteIds[0]);
+  expect(whole.range).toEqual({ from: '2025-12-10T15:00:00+00:00', to: '2026-03-10T15:00:00+00:00', tz: 'UTC', clamped: false });
+  expect(whole.series[0].bucket).toBe('2025-12-10 00:00:00');
+
+  const org = (await svc.running.ctx.repos.getOrg(two.orgId))!;
+  await svc.running.ctx.repos.orgs.put({ ...org, retention_days: 20 });
+  const clamped = await history(two.siteIds[1]);
+  expect(clamped.range).toMatchObject({ from: '2026-02-18T15:00:00+00:00', to: '2026-03-10T15:00:00+00:00', clamped: true });
+  expect(clamped.series[0].bucket).toBe('2026-02-18 00:00:00');
+});
