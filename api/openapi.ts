@@ -13,6 +13,9 @@ export const ErrorBody = registry.register(
   z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
 );
 
+/** An instant, ISO 8601 / RFC 3339 with `Z` or an offset: every `*_at` field and a range's bounds. */
+export const Timestamp = z.string().openapi({ format: 'date-time' });
+
 /** `meta.page` of paged lists: `has_more` is measured, there is no total. */
 export const PageMeta = registry.register(
   'Page',
@@ -22,7 +25,7 @@ export const PageMeta = registry.register(
 /** `meta.range` of windowed answers: the window covered, ISO 8601 with the tz offset; clamped to retention. */
 export const RangeMeta = registry.register(
   'Range',
-  z.object({ from: z.string(), to: z.string(), tz: z.string(), clamped: z.boolean() }),
+  z.object({ from: Timestamp, to: Timestamp, tz: z.string(), clamped: z.boolean() }),
 );
 
 // Regenerated when definitions were added since (a route module registered after the first request).

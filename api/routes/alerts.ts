@@ -4,7 +4,7 @@ import { invalidRequest } from '../../core/errors';
 import { AlertsRepo, alertOut, firingOut, type AlertRow } from '../../model/alerts';
 import { THRESHOLD_MODES, TRIGGERS, TRIGGER_TYPES } from '../../model/alerts-rules';
 import type { AppContext } from '../context';
-import { PageMeta } from '../openapi';
+import { PageMeta, Timestamp } from '../openapi';
 import { paged, pagingQuery } from '../paging';
 import { byPathId, type RouteRegistrar } from '../route';
 
@@ -12,9 +12,9 @@ const AlertOut = z.object({
   id: z.string().uuid(), name: z.string(), enabled: z.boolean(), trigger_type: z.enum(TRIGGER_TYPES),
   goal_name: z.string().nullable(), threshold_mode: z.enum(THRESHOLD_MODES), threshold: z.number(),
   subject: z.string(), body: z.string().nullable(), created_by: z.string().uuid(),
-  created_at: z.string(), updated_at: z.string(), last_fired_at: z.string().nullable(),
+  created_at: Timestamp, updated_at: Timestamp, last_fired_at: Timestamp.nullable(),
 });
-const FiringOut = z.object({ id: z.string().uuid(), alert_id: z.string().uuid(), fired_at: z.string(), value: z.number(), threshold: z.number() });
+const FiringOut = z.object({ id: z.string().uuid(), alert_id: z.string().uuid(), fired_at: Timestamp, value: z.number(), threshold: z.number() });
 
 const fields = {
   name: z.string({ error: 'is required' }).trim().min(1, 'must not be empty').max(200),

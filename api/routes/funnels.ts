@@ -5,14 +5,14 @@ import { rangeMeta, refineWindow, resolveWindow, windowShape, type ResolvedWindo
 import { earliestEvent, siteGoals } from '../../query/context';
 import { runFunnelReport } from '../../query/funnel-report';
 import type { AppContext } from '../context';
-import { PageMeta, RangeMeta } from '../openapi';
+import { PageMeta, RangeMeta, Timestamp } from '../openapi';
 import { paged, pagingQuery } from '../paging';
 import { byPathId, type RouteRegistrar } from '../route';
 
 const StepOut = z.object({ kind: z.enum(['view', 'goal', 'payment']), match: z.enum(MATCH_OPS).optional(), value: z.string().optional() });
 const FunnelOut = z.object({
   id: z.string().uuid(), name: z.string(), steps: z.array(StepOut), window_seconds: z.number().int(),
-  created_at: z.string(), updated_at: z.string(),
+  created_at: Timestamp, updated_at: Timestamp,
 });
 const ReportOut = z.object({
   funnel_id: z.string().uuid(), name: z.string(), window_seconds: z.number().int(),

@@ -3,7 +3,7 @@ import { invalidRequest, notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
 import { BUILTIN_EVENTS, GoalsRepo } from '../../model/goals';
 import { requireSite } from '../auth';
-import { PageMeta } from '../openapi';
+import { PageMeta, Timestamp } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
 
@@ -14,7 +14,7 @@ import type { RouteRegistrar } from '../route';
 const GoalOut = z.object({
   id: z.string().uuid(), site_id: z.string().uuid(), name: z.string(), kind: z.enum(['event', 'page']),
   event_name: z.string().nullable(), path_pattern: z.string().nullable(), revenue_signal: z.boolean(),
-  created_at: z.string(), updated_at: z.string(),
+  created_at: Timestamp, updated_at: Timestamp,
 });
 
 const CreateGoal = z.strictObject({

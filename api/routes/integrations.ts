@@ -3,7 +3,7 @@ import { BACKFILL_STATES, IntegrationRepo, integrationOut } from '../../model/in
 import { connect, disconnect, resync } from '../../integrations/connections';
 import { providerNamed } from '../../integrations/providers';
 import { canReach } from '../auth';
-import { PageMeta } from '../openapi';
+import { PageMeta, Timestamp } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import { parseBody, type RouteRegistrar } from '../route';
 
@@ -16,15 +16,15 @@ const IntegrationOut = z.object({
   site_id: z.string().uuid(),
   provider: z.string(),
   account: z.string().nullable().openapi({ description: 'search_console: the property; stripe: the key\'s mode, kind and last four characters ("live secret key ...4242"). Never a secret.' }),
-  connected_at: z.string(),
-  webhook: z.object({ configured: z.boolean(), last_received_at: z.string().nullable() }),
+  connected_at: Timestamp,
+  webhook: z.object({ configured: z.boolean(), last_received_at: Timestamp.nullable() }),
   backfill: z.object({
     state: z.enum(BACKFILL_STATES),
     counts: z.record(z.string(), z.number().int()).openapi({
       description: 'What the import stored so far, by provider (stripe: payments, subscriptions; search_console: days, rows), and the pages read.',
     }),
-    started_at: z.string().nullable(),
-    finished_at: z.string().nullable(),
+    started_at: Timestamp.nullable(),
+    finished_at: Timestamp.nullable(),
     error: z.string().nullable(),
   }),
 });

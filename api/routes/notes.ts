@@ -2,14 +2,14 @@ import { z } from 'zod';
 import { NotesRepo, noteOut, type Note } from '../../model/notes';
 import { hasWindow, rangeMeta, refineWindow, resolveWindow, windowShape } from '../../model/notes-window';
 import type { AppContext } from '../context';
-import { PageMeta, RangeMeta } from '../openapi';
+import { PageMeta, RangeMeta, Timestamp } from '../openapi';
 import { paged, pagingShape } from '../paging';
 import { byPathId, type RouteRegistrar } from '../route';
 
 // List rows show both timestamps; create answers show created_at, edit answers updated_at (spec "Note").
 const NoteOut = z.object({
-  id: z.string().uuid(), body: z.string(), granularity: z.enum(['date', 'minute']), occurred_at: z.string(),
-  author_id: z.string().uuid().nullable(), created_at: z.string(), updated_at: z.string(),
+  id: z.string().uuid(), body: z.string(), granularity: z.enum(['date', 'minute']), occurred_at: Timestamp,
+  author_id: z.string().uuid().nullable(), created_at: Timestamp, updated_at: Timestamp,
 });
 const CreatedNote = NoteOut.omit({ updated_at: true });
 const EditedNote = NoteOut.omit({ created_at: true });

@@ -6,7 +6,7 @@ import { DIMENSION_KEYS } from '../../query/registry/dimensions';
 import { BUCKET_UNITS } from '../../query/registry/buckets';
 import { FILTER_KEYS } from '../../query/registry/filters';
 import { PERIODS } from '../../query/window/resolve';
-import { PageMeta, RangeMeta } from '../openapi';
+import { PageMeta, RangeMeta, Timestamp } from '../openapi';
 import type { RouteRegistrar } from '../route';
 
 /**
@@ -61,7 +61,7 @@ const ChannelQualityRow = z.object({
   revenue_per_visitor_cents: int,
 });
 const AiSeriesRow = z.object({ bucket: z.string(), views: int, ai_training: int, ai_search: int, ai_user_fetch: int });
-const AiCrawlerRow = z.object({ crawler: z.string(), operator: z.string(), kind: z.string(), views: int, pages: int, last_seen: z.string() });
+const AiCrawlerRow = z.object({ crawler: z.string(), operator: z.string(), kind: z.string(), views: int, pages: int, last_seen: Timestamp });
 const AiPageRow = z.object({ path: z.string(), crawler_views: int, ai_visitors: int, goals: int, revenue_cents: int });
 const AiReferralRow = z.object({ assistant: z.string(), visitors: int, views: int, goals: int, revenue_cents: int });
 const SearchTotals = z.object({ clicks: int, impressions: int, ctr: z.number(), position: z.number(), partial: z.boolean() }).nullable();

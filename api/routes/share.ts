@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Timestamp } from '../openapi';
 import { notFound } from '../../core/errors';
 import { SECTIONS, ShareRepo, shareOut, type Panels, type ShareRow } from '../../model/share';
 import { viewCounter } from '../../model/share-views';
@@ -9,7 +10,7 @@ const ShareOut = z.object({
   url: z.string(), slug: z.string(), label: z.string(), active: z.boolean(),
   panels: z.object(Object.fromEntries(SECTIONS.map((s) => [s, z.boolean()]))),
   max_range_days: z.number().int(), days_left: z.number().int().nullable(),
-  created_at: z.string(), updated_at: z.string(), expires_at: z.string().nullable(), view_count: z.number().int(),
+  created_at: Timestamp, updated_at: Timestamp, expires_at: Timestamp.nullable(), view_count: z.number().int(),
 });
 
 const flag = z.boolean({ error: 'must be true or false' }).optional();

@@ -2,14 +2,14 @@ import { z } from 'zod';
 import { isValidTimeZone } from '../../core/time';
 import type { Site } from '../../core/domain';
 import { canReach } from '../auth';
-import { PageMeta } from '../openapi';
+import { PageMeta, Timestamp } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
 import { DOMAIN_TAKEN, hostnameSchema, settingsResponse, settingsRoutes } from './settings';
 
 const SiteOut = z.object({
   id: z.string().uuid(), domain: z.string(), name: z.string(), timezone: z.string(), currency: z.string(),
-  active: z.boolean(), created_at: z.string(),
+  active: z.boolean(), created_at: Timestamp,
 });
 
 export const siteOut = (s: Site) => ({

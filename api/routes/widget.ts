@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Timestamp } from '../openapi';
 import { notFound } from '../../core/errors';
 import { viewCounter } from '../../model/share-views';
 import { CHART_STYLES, WIDGET_METRICS, WIDGET_TYPES, WidgetRepo, widgetOut, type WidgetRow } from '../../model/widget';
@@ -7,7 +8,7 @@ import type { RouteRegistrar } from '../route';
 
 const WidgetOut = z.object({
   url: z.string(), slug: z.string(), type: z.enum(WIDGET_TYPES), metric: z.enum(WIDGET_METRICS), enabled: z.boolean(),
-  chart_style: z.enum(CHART_STYLES), publish_revenue: z.boolean(), created_at: z.string(), updated_at: z.string(),
+  chart_style: z.enum(CHART_STYLES), publish_revenue: z.boolean(), created_at: Timestamp, updated_at: Timestamp,
   view_count: z.number().int(),
 });
 

@@ -92,3 +92,13 @@ test('report parameters are documented as the types they must spell: enums, boun
   expect(params('/sites/{siteId}/realtime').minutes).toMatchObject({ type: 'integer', minimum: 1, maximum: 360, default: 10 });
   expect(params('/sites/{siteId}/realtime/countries').minutes).toMatchObject({ type: 'integer', maximum: 360, default: 30 });
 });
+
+test('instants are documented as date-times: every *_at field, last_seen and a range\'s bounds', () => {
+  const schemas = JSON.stringify(doc);
+  expect(doc.components.schemas.Range.properties.from).toMatchObject({ type: 'string', format: 'date-time' });
+  const ok = (path: string, method: string, status = '200') => doc.paths[path][method].responses[status].content['application/json'].schema.properties.data;
+  expect(ok('/sites/{siteId}/notes', 'post', '201').properties.created_at).toMatchObject({ format: 'date-time' });
+  expect(ok('/sites/{siteId}/ai/crawlers', 'get').items.properties.last_seen).toMatchObject({ format: 'date-time' });
+  // No *_at property is left a plain string.
+  expect(schemas).not.toMatch(/"\w+_at":\{"type":"string"\}/);
+});
