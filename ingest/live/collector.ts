@@ -9,14 +9,24 @@ import { geoLookup, type GeoLookup } from '../enrich/geo';
 import { enrichEvent, EVENT_COLUMNS, type EnrichedEvent } from '../event';
 import { hash64 } from '../hash';
 import { DurableBatcher } from './batcher';
-import { identify, type Identity } from './identity';
-import { randomHex } from './random';
+import { identify, isValidToken, type Identity } from './identity';
+import { randomBase64url, randomHex } from './random';
 import type { EventPayload } from './payload';
 import { SaltStore } from './salts';
 import { LiveSessions } from './sessions';
 import { sessionize, type Sessionable, type SessionizedBatch } from './sessionize';
 import { SiteDirectory, type LiveSite } from './sites';
 import { IngestStats } from './stats';
+
+/**
+ * With several domains, first_party_cookie sites must agree on one token (the tracker keeps one
+ * cookie): a browser that sent none gets one for all of them, not one per site.
+ */
+function sharedToken(known: LiveSite[], payload: EventPayload, client: ClientInfo): EventPayload {
+  if (isValidToken(payload.visitor) || !client.fromBrowser) return payload;
+  const keeping = known.filter((s) => s.site.session_strategy === 'first_party_cookie').length;
+  return keeping > 1 ? { ...payload, visitor: randomBase64url(12) } : payload;
+}
 
 /**
  * Live collection, from a parsed payload to a committed row: find the site(s), enrich, apply the
@@ -103,7 +113,7 @@ export class Collector {
       this.stats.dropped.unknown_domain++;
       return this.decoy(payload.domains[0], client, tsMs);
     }
-    return this.collectFor(live, payload, client, tsMs) ?? this.decoy(payload.domains[0], client, tsMs);
+    return this.collectFor(live, payload, client, tsMs) ?? this.excluded(live, payload, client, tsMs);
   }
 
   /** Several domains (Plausible's roll-up) or a site not cached yet. */
@@ -114,8 +124,22 @@ export class Collector {
       this.stats.dropped.unknown_domain++;
       return this.decoy(payload.domains[0], client, tsMs);
     }
-    const results = await Promise.all(known.map((live) => this.collectFor(live, payload, client, tsMs)));
-    return results.find((r) => r !== null && r !== undefined) ?? this.decoy(payload.domains[0], client, tsMs);
+    const p = sharedToken(known, payload, client);
+    const results = await Promise.all(known.map((live) => this.collectFor(live, p, client, tsMs)));
+    // The answer a cookie site gave carries the token the tracker keeps: it goes first.
+    return results.find((r) => r?.visitor) ?? results.find((r) => r !== null && r !== undefined) ?? this.excluded(known[0], p, client, tsMs);
+  }
+
+  /**
+   * An event the site's exclusions dropped is answered like one not stored, but a first_party_cookie
+   * site's answer still carries the visitor's token: without it the tracker takes the site for one
+   * that keeps no cookie and deletes it, and the next page counts a new visitor. It tells nothing a
+   * stored event's answer does not.
+   */
+  private excluded(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
+    const answer = this.decoy(p.domains[0], client, tsMs);
+    const token = live.site.session_strategy === 'first_party_cookie' && isValidToken(p.visitor) ? p.visitor : undefined;
+    return token ? answer.then((ids) => ({ ...ids, visitor: token })) : answer;
   }
 
   /**

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { visitorIdFor } from '../../ingest/hash';
 import { collectorOf } from '../../ingest/live/module';
 import { startTestService, type TestService } from '../support/harness';
 import { request, type HttpResult } from '../support/http';
@@ -109,5 +110,45 @@ describe('a compressed body (Content-Encoding, as a server-side client may send)
     expect(big.status).toBe(413);
     expect(big.body.error.code).toBe('payload_too_large');
     expect(await names(t.siteId)).toEqual([]);
+  });
+});
+
+describe('the first-party token (first_party_cookie sites)', () => {
+  const fromBrowser = (body: unknown) => request('POST', `${svc.plainBase}/api/event`, {
+    raw: JSON.stringify(body), headers: { 'content-type': 'text/plain', 'user-agent': 'Mozilla/5.0 Firefox/125.0', origin: 'https://page.example' },
+  });
+  const cookieSite = async (domain: string, settings: object = {}) => {
+    const t = await svc.tenant({ domain, scopes: ['settings:write'] });
+    const res = await svc.api('PATCH', `/sites/${t.siteId}/settings`, { token: t.token, body: { session_strategy: 'first_party_cookie', ...settings } });
+    expect(res.status).toBe(200);
+    return t;
+  };
+  const visitors = async (siteId: string) => {
+    const store = svc.running.ctx.store;
+    const rows = await store.query<{ v: string }>(`SELECT toString(visitor_id) AS v FROM ${store.table('events')} WHERE site_id = {s:UUID}`, { s: siteId });
+    return rows.map((r) => r.v);
+  };
+
+  test('an event dropped by an exclusion still answers the token it carried, so the tracker keeps its cookie', async () => {
+    await cookieSite('keep-cookie.example', { excluded_paths: ['/admin/**'] });
+    const token = 'tokenFromCookie01';
+    const dropped = await fromBrowser({ n: 'pageview', u: 'https://keep-cookie.example/admin/x', visitor: token });
+    expect(dropped.status).toBe(202);
+    expect(dropped.body.visitor).toBe(token);
+    // A domain that is no site answers no token, as before.
+    expect((await fromBrowser({ n: 'pageview', u: 'https://no-site.example/', visitor: token })).body.visitor).toBeUndefined();
+  });
+
+  test('several domains: the answer carries the cookie site\'s token even when a cookieless site is listed first; cookie sites share one', async () => {
+    const salted = await svc.tenant({ domain: 'multi-salted.example' });
+    const first = await cookieSite('multi-c1.example', { allowed_hostnames: ['multi-salted.example'] });
+    const second = await cookieSite('multi-c2.example', { allowed_hostnames: ['multi-salted.example'] });
+    const res = await fromBrowser({ n: 'pageview', u: 'https://multi-salted.example/', d: 'multi-salted.example,multi-c1.example,multi-c2.example' });
+    expect(res.status).toBe(202);
+    const token = res.body.visitor as string;
+    expect(token).toMatch(/^[\w-]{16}$/);
+    expect(await visitors(first.siteId)).toEqual([visitorIdFor(first.siteId, token)]);
+    expect(await visitors(second.siteId)).toEqual([visitorIdFor(second.siteId, token)]);
+    expect(await visitors(salted.siteId)).toHaveLength(1);
   });
 });

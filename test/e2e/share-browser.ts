@@ -6,11 +6,12 @@ import { projectRoot } from '../../core/paths';
 import { boardFixture } from '../api/share-fixture';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 
-/** Debian's Chromium through playwright-core (no browser download), headless. */
-export function launchBrowser(): Promise<Browser> {
+/** Debian's Chromium through playwright-core (no browser download), headless; `hosts` resolve to 127.0.0.1. */
+export function launchBrowser(hosts: string[] = []): Promise<Browser> {
+  const rules = hosts.length ? [`--host-resolver-rules=${hosts.map((h) => `MAP ${h} 127.0.0.1`).join(', ')}`] : [];
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...rules],
   });
 }
 
