@@ -1,5 +1,5 @@
 import type { Site } from '../../core/domain';
-import { globToRegex } from '../../core/glob';
+import { compileGlob } from '../../core/glob';
 import { withinDomain } from '../enrich/url';
 
 /**
@@ -18,13 +18,13 @@ export function compileExclusions(site: Site): Exclusions {
   const allowed = [...new Set([site.domain, ...site.allowed_hostnames].map((h) => h.toLowerCase()))];
   const excluded = site.excluded_hostnames.map((h) => h.toLowerCase());
   // Settings store globs lower-cased (the spec's normalisation), so paths match them case-insensitively.
-  const paths = site.excluded_paths.map((g) => new RegExp(globToRegex(g), 'i'));
+  const paths = site.excluded_paths.map((g) => compileGlob(g, { ignoreCase: true }));
   const countries = new Set(site.excluded_countries.map((c) => c.toUpperCase()));
   return {
     check(e) {
       if (!allowed.some((h) => withinDomain(e.hostname, h))) return 'hostname_not_allowed';
       if (excluded.some((h) => withinDomain(e.hostname, h))) return 'excluded_hostname';
-      if (paths.some((re) => re.test(e.pathname))) return 'excluded_path';
+      if (paths.some((matches) => matches(e.pathname))) return 'excluded_path';
       if (e.country && countries.has(e.country)) return 'excluded_country';
       return null;
     },
