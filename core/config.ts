@@ -99,6 +99,32 @@ function httpUrl(name: string, value: string | undefined): URL | undefined {
   return url;
 }
 
+/** A URL with its password (if any) replaced: what may be logged or shown of a connection string. */
+export function redactUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** REDIS_URL must be a redis:// or rediss:// URL: a typo otherwise reads as "Redis is down" for ever. */
+function redisUrl(value: string | undefined): string {
+  if (!value) return 'redis://127.0.0.1:6379';
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || !url.hostname) {
+    throw new Error(`REDIS_URL must be a redis:// or rediss:// URL with a host, got "${redactUrl(value)}"`);
+  }
+  return value;
+}
+
 /** The metadata marker every MaxMind DB file carries in its last 128 KB ("\xAB\xCD\xEFMaxMind.com"). */
 const MMDB_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
 
@@ -150,7 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       database: env.CLICKHOUSE_DATABASE || 'tally',
       cluster: env.CLICKHOUSE_CLUSTER || undefined,
     },
-    redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
+    redisUrl: redisUrl(env.REDIS_URL),
     redisPrefix: redisPrefix(env.TALLY_REDIS_PREFIX),
     role,
     rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600, 1),

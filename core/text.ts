@@ -6,20 +6,27 @@
  */
 const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
+/**
+ * Nothing stored lies deeper than this (props are one flat object), and deeper values are refused or
+ * ignored by the field checks after this one. TRAP: walking all the way down overflowed the stack on
+ * a 16 KB body of brackets (a 503 and an error log per request, and an aborted import).
+ */
+const STORED_DEPTH = 8;
+
 /** The path of the first string (value or key) in a parsed JSON value that is not well-formed, or null. */
-export function malformedTextAt(value: unknown, path: string): string | null {
+export function malformedTextAt(value: unknown, path: string, depth = 0): string | null {
   if (typeof value === 'string') return wellFormed(value) ? null : path;
-  if (typeof value !== 'object' || value === null) return null;
+  if (typeof value !== 'object' || value === null || depth >= STORED_DEPTH) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const at = malformedTextAt(value[i], `${path}[${i}]`);
+      const at = malformedTextAt(value[i], `${path}[${i}]`, depth + 1);
       if (at) return at;
     }
     return null;
   }
   for (const key in value) {
     if (!wellFormed(key)) return `${path ? path + ' ' : ''}keys`;
-    const at = malformedTextAt((value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+    const at = malformedTextAt((value as Record<string, unknown>)[key], path ? `${path}.${key}` : key, depth + 1);
     if (at) return at;
   }
   return null;

@@ -1,5 +1,6 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { logger } from '../core/logger';
+import { redactUrl } from '../core/config';
 
 /**
  * Redis is optional at run time: when it is unreachable the service starts anyway, serves reads and
@@ -47,7 +48,7 @@ export function connectRedis(url: string, prefix = 'tally'): RedisHandle {
     up = false;
     if (!warned) {
       warned = true;
-      logger.warn({ url, err: err?.message }, 'redis unreachable: queues answer 503, rate limits and sessions use memory');
+      logger.warn({ url: redactUrl(url), err: err?.message }, 'redis unreachable: queues answer 503, rate limits and sessions use memory');
     }
   };
   client.on('error', down);

