@@ -1,5 +1,6 @@
 import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
+import { invalidRequest } from '../core/errors';
 import type { Site } from '../core/domain';
 import { isValidTimeZone } from '../core/time';
 import { onMetaWrite } from '../clickhouse/meta';
@@ -17,13 +18,14 @@ import { execute } from './execute';
  * goal rules (read fresh: adding a rule changes past windows) and, for `period=all`, the site's
  * earliest event. Also which zones ClickHouse knows, so a zone only Node knows is a 400, not a 500.
  */
-const zoneSets = new WeakMap<Store, Promise<Set<string>>>();
+const zoneSets = new WeakMap<Store, Promise<Map<string, string>>>();
 
-function clickhouseZones(store: Store): Promise<Set<string>> {
+/** ClickHouse's zone names, keyed by their lower case. */
+function clickhouseZones(store: Store): Promise<Map<string, string>> {
   let zones = zoneSets.get(store);
   if (!zones) {
     zones = execute<{ time_zone: string }>(store, select({ columns: [col('time_zone')], from: table('time_zones', { system: true }) }))
-      .then((rows) => new Set(rows.map((r) => r.time_zone)));
+      .then((rows) => new Map(rows.map((r) => [r.time_zone.toLowerCase(), r.time_zone])));
     zones.catch(() => zoneSets.delete(store));
     zoneSets.set(store, zones);
   }
@@ -34,11 +36,25 @@ export async function zoneCheck(store: Store): Promise<ZoneCheck> {
   const known = await clickhouseZones(store);
   return (tz) => {
     if (!isValidTimeZone(tz)) return null;
-    if (known.has(tz)) return tz;
-    // Intl accepts any letter case; ClickHouse wants the canonical spelling.
+    // Intl accepts any letter case; ClickHouse wants its own spelling (asia/kolkata is Asia/Kolkata,
+    // where Intl's canonical name would be Asia/Calcutta).
+    const spelled = known.get(tz.toLowerCase());
+    if (spelled) return spelled;
     const canonical = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
-    return known.has(canonical) ? canonical : null;
+    return known.get(canonical.toLowerCase()) ?? null;
   };
+}
+
+/**
+ * A site's timezone as ClickHouse spells it (`europe/paris` is `Europe/Paris`), or a 400: a zone
+ * stored as typed was accepted by Intl, which ignores case, and then failed every query of the site
+ * that reads it in ClickHouse (the notes list answered 500). Undefined stays undefined.
+ */
+export async function siteZone(store: Store, tz: string | undefined, field = 'timezone'): Promise<string | undefined> {
+  if (tz === undefined) return undefined;
+  const known = (await zoneCheck(store))(tz);
+  if (!known) throw invalidRequest(`${field}: "${tz.slice(0, 64)}" is not a known IANA timezone`);
+  return known;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { siteZone } from '../../query/context';
 import { z } from 'zod';
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
@@ -94,7 +95,8 @@ export function settingsRoutes(r: RouteRegistrar, out: typeof settingsResponse):
     method: 'patch', path: '/sites/{siteId}/settings', summary: 'Change site settings', tag: 'settings', scope: 'settings:write',
     refusals: { 409: DOMAIN_TAKEN },
     body: SettingsPatch, response: SettingsOut,
-    async handler({ app, site, body }) {
+    async handler({ app, site, body: asked }) {
+      const body = asked.timezone === undefined ? asked : { ...asked, timezone: await siteZone(app.store, asked.timezone) };
       const edit = () => app.repos.editSite(site.id, (current) => {
         const next = applySettings(current, body);
         if (typeof next === 'string') throw invalidRequest(next);

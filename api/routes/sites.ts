@@ -1,3 +1,4 @@
+import { siteZone } from '../../query/context';
 import { z } from 'zod';
 import { isValidTimeZone } from '../../core/time';
 import type { Site } from '../../core/domain';
@@ -37,7 +38,7 @@ export default function sitesRoutes(r: RouteRegistrar): void {
     method: 'post', path: '/sites', summary: 'Create a site', tag: 'sites', scope: 'sites:write', status: 201,
     body: CreateSite, response: SiteOut, meta: { site_id: z.string().uuid() }, refusals: { 409: DOMAIN_TAKEN },
     async handler({ app, principal, body }) {
-      const site = await app.repos.createSite({ org_id: principal.orgId, ...body });
+      const site = await app.repos.createSite({ org_id: principal.orgId, ...body, timezone: await siteZone(app.store, body.timezone) });
       return { data: siteOut(site), meta: { site_id: site.id } };
     },
   });

@@ -1,3 +1,4 @@
+import { siteZone } from '../../query/context';
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import type { AppContext } from '../../api/context';
@@ -91,7 +92,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
     }),
     async run(ctx, a) {
       await requireOrg(ctx, a.org);
-      const s = await ctx.repos.createSite({ org_id: a.org, ...a });
+      const s = await ctx.repos.createSite({ org_id: a.org, ...a, timezone: await siteZone(ctx.store, a.timezone, '--timezone') });
       return { id: s.id, domain: s.domain, name: s.name, timezone: s.timezone, currency: s.currency };
     },
   }),

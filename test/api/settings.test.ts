@@ -192,3 +192,17 @@ test('concurrent PATCHes of different fields all land (each reads the row the pr
     name: 'N1', excluded_paths: ['/a'], excluded_hostnames: ['x.later.com'], excluded_countries: ['fr'], session_strategy: 'cookieless_strict',
   });
 });
+
+test('a timezone is stored as ClickHouse spells it, and the site\'s notes then list (a lower-case zone answered 500 there)', async () => {
+  const res = await patch({ timezone: 'europe/paris' });
+  expect(res.status).toBe(200);
+  expect(res.body.data.timezone).toBe('Europe/Paris');
+  expect((await patch({ name: 'kept zone' })).body.data.timezone).toBe('Europe/Paris');
+  const notes = await svc.api('GET', `/sites/${t.siteId}/notes`, { token: (await t.key({ scopes: ['notes:read'] })).token });
+  expect(notes.status).toBe(200);
+  const created = await svc.api('POST', '/sites', { token: (await t.key({ scopes: ['sites:write'] })).token, body: { domain: 'zone-case.example', timezone: 'america/new_york' } });
+  expect(created.body.data.timezone).toBe('America/New_York');
+  const site = await svc.admin<{ timezone: string }>('site create', { org: t.orgId, domain: 'zone-cli.example', timezone: 'asia/KOLKATA' });
+  expect(site.timezone).toBe('Asia/Kolkata');
+  await patch({ timezone: 'UTC' });
+});
