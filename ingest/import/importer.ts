@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { rollupFeeder } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
@@ -8,6 +7,7 @@ import { enrichEvent, SESSION_ATTRIBUTES, type SiteRef } from '../event';
 import { hash64, sessionIdFor, visitorIdFor } from '../hash';
 import { SESSION_GAP_MS } from '../live/sessions';
 import { parseImportLine, type ImportedEvent } from './line';
+import { boundedLines } from './lines';
 
 /**
  * `tally events import`: stream NDJSON, enrich each good line exactly as live ingest would, stage
@@ -41,12 +41,12 @@ export async function importEvents(store: Store, geo: GeoLookup, site: SiteRef, 
   let lineNo = 0;
   const span = { min: Infinity, max: -Infinity };
   try {
-    for await (const read of createInterface({ input: body, crlfDelay: Infinity })) {
+    for await (const read of boundedLines(body, MAX_LINE)) {
       lineNo++;
+      if (read.tooLong) { reject(lineNo, `line is longer than ${MAX_LINE} bytes`); continue; }
       // A byte-order mark some editors write at the start of a UTF-8 file is not part of line 1.
-      const text = lineNo === 1 && read.charCodeAt(0) === 0xfeff ? read.slice(1) : read;
+      const text = lineNo === 1 && read.text.charCodeAt(0) === 0xfeff ? read.text.slice(1) : read.text;
       if (!text.trim()) continue;
-      if (text.length > MAX_LINE) { reject(lineNo, `line is longer than ${MAX_LINE} characters`); continue; }
       const parsed = parseImportLine(text);
       if (typeof parsed === 'string') { reject(lineNo, parsed); continue; }
       const ts = Number(parsed.input.ts); // a Date or epoch ms

@@ -114,10 +114,11 @@ test('bad lines are rejected with their line numbers while good lines import', a
     JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url, country: 'USA' }),
     JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 42, url }),
     JSON.stringify({ ts: '2026-03-05T08:01:00Z', name: 'pageview', url }),
+    JSON.stringify({ ts: '2026-03-05T08:02:00Z', name: 'pageview', url, props: { big: 'x'.repeat(70_000) } }),
   ];
   const out = await svc.admin('events import', { site: t.siteId }, lines.join('\n') + '\n');
   expect(out.imported).toBe(2);
-  expect(out.rejected).toBe(11);
+  expect(out.rejected).toBe(12);
   expect(out.errors).toHaveLength(10);
   expect(out.errors).toEqual([
     { line: 2, message: 'not valid JSON' },
