@@ -102,7 +102,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
       org: uuid('org'),
       user: uuid('user'),
       scopes: csv.pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], { error: `--scopes takes ${ALL_SCOPES.join(',')}` }))),
-      sites: csv.pipe(z.array(z.string().uuid('--sites takes site uuids').transform((s) => s.toLowerCase()))),
+      // Given but empty (a script's unset variable) is refused: it would make the widest key, every site.
+      sites: z.string().optional()
+        .refine((s) => s === undefined || s.split(',').some((x) => x.trim()), '--sites names no site; leave it out for a key that reads every site')
+        .pipe(csv).pipe(z.array(z.string().uuid('--sites takes site uuids').transform((s) => s.toLowerCase()))),
       'expires-at': z.string().datetime({ offset: true, error: '--expires-at must be ISO 8601 with an offset' }).optional(),
       name: z.string().max(200).optional(),
     }),

@@ -129,6 +129,12 @@ test('org, user, site and key create print exactly the documented objects; the k
   // Ids in upper case name the same rows, as they do in the API.
   const shouted = await ok(['key', 'create', '--org', org.id.toUpperCase(), '--user', user.id.toUpperCase(), '--sites', site.id.toUpperCase()]);
   expect(shouted.sites).toEqual([site.id]);
+  // An empty --sites (a script's unset variable) would be the widest key: refused, naming the flag.
+  for (const empty of ['', ' , ']) {
+    const refused = await tally(['key', 'create', '--org', org.id, '--user', user.id, '--sites', empty]);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stderr).error.message).toContain('--sites names no site');
+  }
 });
 
 test('key list shows every key without a token; key revoke and user remove end access at once', async () => {
