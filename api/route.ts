@@ -40,6 +40,11 @@ export interface RouteSpec<Q extends ZodType, B extends ZodType> {
   summary: string;
   tag?: string;
   scope?: Scope;
+  /**
+   * A second scope the route needs: publishing a share board or widget shows the site's analytics
+   * to anyone with the link, so settings:write alone must not publish what analytics:read guards.
+   */
+  alsoScope?: Scope;
   query?: Q;
   body?: B;
   /** The `data` payload schema, for the document. */
@@ -88,6 +93,7 @@ export interface RouteInfo {
   method: Method;
   path: string;
   scope?: Scope;
+  alsoScope?: Scope;
 }
 
 // Keyed by "method path": a process may build several apps (tests), each registering the same routes.
@@ -106,7 +112,7 @@ const errorResponse = (description: string) => ({
 function register(spec: RouteSpec<ZodType, ZodType>): void {
   const id = `${spec.method} ${spec.path}`;
   if (registered.has(id)) return;
-  registered.set(id, { method: spec.method, path: spec.path, scope: spec.scope });
+  registered.set(id, { method: spec.method, path: spec.path, scope: spec.scope, alsoScope: spec.alsoScope });
   const params = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const isWrite = spec.method !== 'get';
   const envelope = z.object({
@@ -117,7 +123,7 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
   registry.registerPath({
     method: spec.method,
     path: spec.path,
-    summary: spec.summary + (spec.scope ? ` (needs ${spec.scope})` : ''),
+    summary: spec.summary + (spec.scope ? ` (needs ${spec.scope}${spec.alsoScope ? ` and ${spec.alsoScope}` : ''})` : ''),
     tags: spec.tag ? [spec.tag] : undefined,
     request: {
       params: params.length
@@ -162,6 +168,7 @@ export class RouteRegistrar {
       try {
         const principal = res.locals.principal as Principal;
         requireScope(principal, spec.scope);
+        requireScope(principal, spec.alsoScope);
         const site = req.params.siteId !== undefined ? await requireSite(app.repos, principal, String(req.params.siteId)) : undefined;
         const query = parse(spec.query, req.query, 'query');
         if (spec.body) await readBody(req, res);

@@ -34,7 +34,7 @@ const present = async (app: AppContext, row: ShareRow) => shareOut(row, await vi
 export default function shareRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'put', path: '/sites/{siteId}/share', summary: 'Create or update the public share board', tag: 'share',
-    scope: 'settings:write', body: ShareBody, response: ShareOut,
+    scope: 'settings:write', alsoScope: 'analytics:read', body: ShareBody, response: ShareOut,
     async handler({ app, site, body }) {
       const repo = new ShareRepo(app.store);
       const { label, max_range_days, expires_in_days, ...switches } = body;

@@ -27,7 +27,7 @@ const present = async (app: AppContext, row: WidgetRow) => widgetOut(row, await 
 export default function widgetRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'put', path: '/sites/{siteId}/widget', summary: 'Create or update the embeddable widget (starts off)',
-    tag: 'widget', scope: 'settings:write', body: WidgetBody, response: WidgetOut,
+    tag: 'widget', scope: 'settings:write', alsoScope: 'analytics:read', body: WidgetBody, response: WidgetOut,
     refusals: { 409: 'no_events: switching on needs at least one recorded event' },
     async handler({ app, site, body }) {
       const repo = new WidgetRepo(app.store);

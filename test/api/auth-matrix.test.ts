@@ -31,7 +31,7 @@ beforeAll(async () => {
   const confine = await svc.api('PATCH', `/team/members/${member.id}/sites`, { token: a.token, body: { site_ids: [a1] } });
   expect(confine.status).toBe(200);
   keys.memberRestricted = (await a.key({ scopes: [...ALL_SCOPES], userId: member.id })).token;
-  for (const scope of new Set(routes.map((r) => r.scope).filter((s): s is Scope => !!s))) {
+  for (const scope of new Set(routes.flatMap((r) => [r.scope, r.alsoScope]).filter((s): s is Scope => !!s))) {
     keys[`without:${scope}`] = (await a.key({ scopes: withoutScope(scope) })).token;
   }
   keys.revoked = await revokedToken(a);
@@ -129,6 +129,7 @@ test('missing scope, site out of key reach, out of member reach, other organisat
   const cases: Case[] = [];
   for (const route of routes) {
     if (route.scope) cases.push({ route, what: `key without ${route.scope}`, token: keys[`without:${route.scope}`], site: a1 });
+    if (route.alsoScope) cases.push({ route, what: `key without ${route.alsoScope}`, token: keys[`without:${route.alsoScope}`], site: a1 });
     if (!hasSite(route)) continue;
     cases.push(
       { route, what: 'site outside the key sites', token: keys.siteRestricted, site: a2 },
@@ -154,7 +155,9 @@ test('with the scope and the site in reach, no route answers 401, 403 or 5xx', a
     { route, what: 'member confined to the site', token: keys.memberRestricted, site: a1 },
     ...(route.scope ? [{ route, what: `only ${route.scope}`, token: '', site: a1 }] : []),
   ]);
-  for (const c of cases.filter((x) => x.token === '')) c.token = (await a.key({ scopes: [c.route.scope!] })).token;
+  for (const c of cases.filter((x) => x.token === '')) {
+    c.token = (await a.key({ scopes: [c.route.scope!, ...(c.route.alsoScope ? [c.route.alsoScope] : [])] })).token;
+  }
   const results = await run(cases);
   const odd = results.filter(({ res }) => [401, 403].includes(res.status) || res.status >= 500).map(describeCase);
   expect(odd).toEqual([]);

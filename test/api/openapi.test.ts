@@ -26,7 +26,7 @@ test('every registered route is in it, once, with its scope and the error respon
   expect(documented.sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
   for (const r of routes) {
     const op = doc.paths[r.path][r.method];
-    if (r.scope) expect(op.summary).toContain(`(needs ${r.scope})`);
+    if (r.scope) expect(op.summary).toContain(`(needs ${r.scope}${r.alsoScope ? ` and ${r.alsoScope}` : ''})`);
     for (const status of ['400', '401', '403', '429']) {
       expect(op.responses[status].content['application/json'].schema.properties.error.$ref).toBe('#/components/schemas/Error');
     }

@@ -7,7 +7,7 @@ let svc: TestService;
 let t: Tenant;
 beforeAll(async () => {
   svc = await startTestService();
-  t = await svc.tenant({ scopes: ['settings:write'] });
+  t = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
 });
 afterAll(async () => {
   setClock(null);
@@ -20,7 +20,7 @@ const get = (s: Tenant = t, token = s.token) => svc.api('GET', `/sites/${s.siteI
 const page = (slug: string, suffix = '') => request('GET', `${svc.base}/share/${slug}${suffix}`);
 
 test('the first PUT creates the board: revenue off, every other section on, no expiry', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   expect((await get(s)).status).toBe(404);
   const res = await put({}, s);
   expect(res.status).toBe(200);
@@ -49,7 +49,7 @@ test('later PUTs keep the slug and omitted settings, and switch sections', async
 });
 
 test('expires_in_days sets expires_at and days_left, and the clock restarts on every save', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   setClock('2026-03-01T12:00:00Z');
   const first = await put({ expires_in_days: 7 }, s);
   expect(first.body.data).toMatchObject({ expires_at: '2026-03-08T12:00:00.000Z', days_left: 7 });
@@ -88,10 +88,15 @@ test('settings:read reads but cannot write; other scopes cannot read', async () 
   expect((await svc.api('DELETE', `/sites/${t.siteId}/share`, { token: reader.token })).status).toBe(403);
   const analyst = await t.key({ scopes: ['analytics:read', 'notes:write'] });
   expect((await get(t, analyst.token)).status).toBe(403);
+  // Publishing shows the site's analytics to anyone with the link: settings:write alone may not.
+  const editor = await t.key({ scopes: ['settings:write'] });
+  const before = (await get(t)).body.data;
+  expect((await put({ label: 'published by an editor' }, t, editor.token)).status).toBe(403);
+  expect((await get(t, editor.token)).body.data).toEqual(before);
 });
 
 test('DELETE deactivates: the link answers 404; a later PUT issues a new slug and starts counting afresh', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const board = (await put({}, s)).body.data;
   expect((await page(board.slug)).status).toBe(200);
   expect((await get(s)).body.data.view_count).toBe(1);
@@ -109,7 +114,7 @@ test('DELETE deactivates: the link answers 404; a later PUT issues a new slug an
 });
 
 test('an expired board answers 404 on the page and its data; the API still shows it with days_left 0', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   setClock('2026-03-01T12:00:00Z');
   const board = (await put({ expires_in_days: 1 }, s)).body.data;
   expect((await page(board.slug)).status).toBe(200);
@@ -120,7 +125,7 @@ test('an expired board answers 404 on the page and its data; the API still shows
 });
 
 test('view_count counts page views of the board, not data fetches', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const board = (await put({}, s)).body.data;
   for (let i = 0; i < 3; i++) expect((await page(board.slug)).status).toBe(200);
   expect((await page(board.slug, '/data')).status).toBe(200);
@@ -144,7 +149,7 @@ test('API keys and share links never stand in for each other', async () => {
 });
 
 test('viewers are held to max_range_days', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const board = (await put({ max_range_days: 7 }, s)).body.data;
   setClock('2026-03-10T12:00:00Z');
   expect((await page(board.slug, '/data?period=last7d')).status).toBe(200);
@@ -162,7 +167,7 @@ test('viewers are held to max_range_days', async () => {
 });
 
 test('no body or viewer query gives a 5xx', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const slug = (await put({}, s)).body.data.slug;
   const any = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.double());
   const body = fc.oneof(fc.jsonValue(), fc.record({ revenue: any, geo: any, label: any, max_range_days: any, expires_in_days: any }, { requiredKeys: [] }));
@@ -175,7 +180,7 @@ test('no body or viewer query gives a 5xx', async () => {
 });
 
 test('racing first PUTs make one board: every answer carries the one slug that works', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => put({ label: `L${i}` }, s)));
   const slugs = new Set(answers.map((r) => r.body.data.slug));
   expect(slugs.size).toBe(1);

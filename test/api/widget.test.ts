@@ -20,7 +20,7 @@ async function recordEvent(s: Tenant): Promise<void> {
 }
 
 test('a new widget starts off with defaults; GET before any PUT is 404', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   expect((await get(s)).status).toBe(404);
   const res = await put(s, {});
   expect(res.status).toBe(200);
@@ -38,7 +38,7 @@ test('a new widget starts off with defaults; GET before any PUT is 404', async (
 });
 
 test('switching on without any recorded event is 409 no_events and changes nothing', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const res = await put(s, { enabled: true, type: 'realtime' });
   expect(res.status).toBe(409);
   expect(res.body.error.code).toBe('no_events');
@@ -49,7 +49,7 @@ test('switching on without any recorded event is 409 no_events and changes nothi
 });
 
 test('with one recorded event it switches on: the card and its JSON are public; off again they are 404', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   await recordEvent(s);
   const on = await put(s, { enabled: true, type: 'recent', metric: 'online', chart_style: 'area' });
   expect(on.status).toBe(200);
@@ -68,7 +68,7 @@ test('with one recorded event it switches on: the card and its JSON are public; 
 });
 
 test('view_count counts card views, not JSON reads', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   await recordEvent(s);
   const slug = (await put(s, { enabled: true })).body.data.slug;
   await card(slug);
@@ -85,7 +85,7 @@ test.each([
   [{ publish_revenue: 1 }, 'publish_revenue'],
   [{ site_id: '00000000-0000-4000-8000-000000000000' }, 'site_id'],
 ])('refuses %j naming %s', async (body, field) => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const res = await put(s, body);
   expect(res.status).toBe(400);
   expect(res.body.error.code).toBe('invalid_request');
@@ -93,19 +93,21 @@ test.each([
 });
 
 test('settings:read reads, settings:write writes, others are refused; a key never opens a card', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   await put(s, {});
   const reader = await s.key({ scopes: ['settings:read'] });
   expect((await get(s, reader.token)).status).toBe(200);
   expect((await put(s, {}, reader.token)).status).toBe(403);
   const analyst = await s.key({ scopes: ['analytics:read'] });
   expect((await get(s, analyst.token)).status).toBe(403);
+  // Switching a widget on publishes analytics: settings:write alone may not.
+  expect((await put(s, { enabled: true }, (await s.key({ scopes: ['settings:write'] })).token)).status).toBe(403);
   expect((await card(s.token)).status).toBe(404);
   expect((await svc.api('GET', `/sites/${s.siteId}/widget`, { token: (await get(s)).body.data.slug })).status).toBe(401);
 });
 
 test('no body gives a 5xx', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const any = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null));
   const body = fc.oneof(fc.jsonValue(), fc.record({ type: any, metric: any, enabled: any, chart_style: any, publish_revenue: any }, { requiredKeys: [] }));
   await fc.assert(fc.asyncProperty(body, fc.string(), async (b, junk) => {
@@ -116,7 +118,7 @@ test('no body gives a 5xx', async () => {
 });
 
 test('racing first PUTs make one widget with one slug, and every field sent lands', async () => {
-  const s = await svc.tenant({ scopes: ['settings:write'] });
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const answers = await Promise.all([put(s, { metric: 'views' }), put(s, { chart_style: 'area' }), put(s, { type: 'analytics' })]);
   expect(new Set(answers.map((r) => r.body.data.slug)).size).toBe(1);
   expect((await get(s)).body.data).toMatchObject({ slug: answers[0].body.data.slug, metric: 'views', chart_style: 'area' });
