@@ -32,31 +32,23 @@ export function globToRegex(glob: string): string {
 }
 
 /**
- * A matcher that runs in O(path x glob) whatever the glob: the set of glob positions reachable after
- * each character (an NFA simulated breadth first, as RE2 does). `ignoreCase` compares lower-cased.
+ * An NFA over `ts` simulated breadth first, as RE2 does: the set of glob positions reachable after
+ * each character, so O(text x glob) whatever the glob. Its two position sets are made once.
  */
-export function compileGlob(glob: string, opts: { ignoreCase?: boolean } = {}): (path: string) => boolean {
-  const fold = (s: string) => (opts.ignoreCase ? s.toLowerCase() : s);
-  const ts = tokens(fold(glob));
-  const wild = (t: Token | undefined) => t !== undefined && t.kind !== 'char';
-  if (!ts.some((t) => t.kind !== 'char')) {
-    const literal = fold(glob);
-    return (path) => fold(path) === literal;
-  }
+function positions(ts: Token[]): (text: string) => boolean {
   const n = ts.length;
+  let now = new Uint8Array(n + 1);
+  let next = new Uint8Array(n + 1);
   // A wildcard may match nothing: reaching position i also reaches i + 1 while i is one.
-  const close = (set: Uint8Array<ArrayBuffer>) => {
-    for (let i = 0; i < n; i++) if (set[i] && wild(ts[i])) set[i + 1] = 1;
-    return set;
+  const close = (set: Uint8Array) => {
+    for (let i = 0; i < n; i++) if (set[i] && ts[i].kind !== 'char') set[i + 1] = 1;
   };
-  return (raw) => {
-    const path = fold(raw);
-    let now = new Uint8Array(n + 1);
-    let next = new Uint8Array(n + 1);
+  return (text) => {
+    now.fill(0);
     now[0] = 1;
     close(now);
-    for (let p = 0; p < path.length; p++) {
-      const c = path[p];
+    for (let p = 0; p < text.length; p++) {
+      const c = text[p];
       next.fill(0);
       let any = false;
       for (let i = 0; i < n; i++) {
@@ -68,9 +60,40 @@ export function compileGlob(glob: string, opts: { ignoreCase?: boolean } = {}): 
         any = true;
       }
       if (!any) return false;
-      [now, next] = [close(next), now];
+      close(next);
+      [now, next] = [next, now];
     }
     return now[n] === 1;
+  };
+}
+
+/**
+ * The glob as a JavaScript matcher, linear in the path. The literal text before the first wildcard
+ * and after the last must start and end the path; what lies between is one `**` (anything), one `*`
+ * (no `/`), or else the NFA. So the usual globs (`/admin/**`, `/blog/*`, `/**.pdf`) cost a prefix and
+ * a suffix compare: ingest runs every excluded-path glob on every event. `ignoreCase` compares
+ * lower-cased.
+ */
+export function compileGlob(glob: string, opts: { ignoreCase?: boolean } = {}): (path: string) => boolean {
+  const fold = opts.ignoreCase ? (s: string) => s.toLowerCase() : (s: string) => s;
+  const ts = tokens(fold(glob));
+  const first = ts.findIndex((t) => t.kind !== 'char');
+  if (first < 0) {
+    const literal = fold(glob);
+    return (path) => fold(path) === literal;
+  }
+  const last = ts.findLastIndex((t) => t.kind !== 'char');
+  const text = (from: number, to: number) => ts.slice(from, to).map((t) => (t.kind === 'char' ? t.char : '')).join('');
+  const head = text(0, first);
+  const tail = text(last + 1, ts.length);
+  const middle = ts.slice(first, last + 1);
+  const between = middle.length === 1 ? middle[0].kind : positions(middle);
+  return (raw) => {
+    const path = fold(raw);
+    if (path.length < head.length + tail.length || !path.startsWith(head) || !path.endsWith(tail)) return false;
+    if (between === 'globstar') return true;
+    const rest = path.slice(head.length, path.length - tail.length);
+    return typeof between === 'function' ? between(rest) : !rest.includes('/');
   };
 }
 

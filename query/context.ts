@@ -7,7 +7,7 @@ import { onMetaWrite } from '../clickhouse/meta';
 import { GoalsRepo, type Goal } from '../model/goals';
 import type { FilterNode, ReportQuery } from './ast';
 import { traitsOf } from './registry/reports';
-import type { PlanContext } from './planner';
+import { leaves, type PlanContext } from './planner';
 import type { ZoneCheck } from './params';
 import { TABLES } from './lower/common';
 import { and, as, col, eq, fn, lit, param, scalar, select, table } from './sql/ast';
@@ -103,21 +103,8 @@ export function siteGoals(store: Store, siteId: string): Promise<Goal[]> {
   return hit;
 }
 
-/** Whether the filter tree names a goal (`filter_goal`): its completions are the goal's rules. */
-function namesGoal(node: FilterNode | null): boolean {
-  if (!node) return false;
-  switch (node.kind) {
-    case 'and':
-    case 'or':
-      return node.items.some(namesGoal);
-    case 'not':
-      return namesGoal(node.item);
-    case 'cond':
-      return node.filter === 'goal';
-    case 'goal':
-      return true;
-  }
-}
+/** Whether a filter names a goal (`filter_goal`): its completions are the goal's rules. */
+const namesGoal = (node: FilterNode | null) => leaves(node).some((l) => l.kind === 'goal' || (l.kind === 'cond' && l.filter === 'goal'));
 
 export async function planContext(store: Store, site: Site, retentionDays: number, q: ReportQuery): Promise<PlanContext> {
   const needsEarliest = q.window.kind === 'period' && q.window.period === 'all';

@@ -123,7 +123,8 @@ export const expandGoalRules: Pass = (q, ctx) => {
   return { ...q, catalog, filters, counted };
 };
 
-function leaves(node: FilterNode | null): FilterNode[] {
+/** The filter tree's conditions, through and/or/not. */
+export function leaves(node: FilterNode | null): FilterNode[] {
   if (!node) return [];
   if (node.kind === 'and' || node.kind === 'or') return node.items.flatMap(leaves);
   return node.kind === 'not' ? leaves(node.item) : [node];
