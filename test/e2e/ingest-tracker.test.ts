@@ -1,10 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { visitorIdFor } from '../../ingest/hash';
 import { gzipSync } from 'node:zlib';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
+import { launchBrowser } from './share-browser';
+import { DESKTOP_UA, servePages, trackerPage, type PageServer } from './tracker-pages';
 
 /**
  * The tracker in headless Chromium against a real Tally: pages are served by a tiny HTTP server under
@@ -13,43 +13,30 @@ import { request } from '../support/http';
  */
 let svc: TestService;
 let browser: Browser;
-let pages: http.Server;
+let pages: PageServer;
 let pagePort = 0;
 let shop: Tenant;
 let cookie: Tenant;
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
-
-function html(domain: string, extra = ''): string {
-  return `<!doctype html><html><head><title>t</title>
-<script>window.tally=window.tally||function(){(tally.q=tally.q||[]).push(arguments)}</script>
-<script defer data-domain="${domain}" ${extra} src="http://127.0.0.1:${svc.running.httpPort}/js/tally.js"></script></head>
-<body><a id="out" href="https://external.example/path">out</a> <a id="pdf" href="/files/report.pdf">pdf</a>
-<button id="spa" onclick="history.pushState({}, '', '/spa/next')">next</button></body></html>`;
-}
+const BODY = `<a id="out" href="https://external.example/path">out</a> <a id="pdf" href="/files/report.pdf">pdf</a>
+<button id="spa" onclick="history.pushState({}, '', '/spa/next')">next</button>`;
 
 beforeAll(async () => {
   svc = await startTestService();
   shop = await svc.tenant({ domain: 'shop.test' });
   cookie = await svc.tenant({ domain: 'cookie.test', scopes: ['settings:write'] });
-  pages = http.createServer((req, res) => {
-    const host = (req.headers.host ?? '').split(':')[0];
-    if (req.url?.startsWith('/files/')) return void res.writeHead(204).end();
-    const extra = new URL(req.url ?? '/', 'http://x').searchParams.get('attrs') ?? 'data-allow-automation';
-    res.writeHead(200, { 'content-type': 'text/html' }).end(html(host === '127.0.0.1' ? 'shop.test' : host, extra));
+  pages = await servePages((host, url, res) => {
+    if (url.pathname.startsWith('/files/')) return void res.writeHead(204).end();
+    const extra = url.searchParams.get('attrs') ?? 'data-allow-automation';
+    res.writeHead(200, { 'content-type': 'text/html' }).end(trackerPage(svc, host === '127.0.0.1' ? 'shop.test' : host, extra, BODY));
   });
-  await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
-  pagePort = (pages.address() as AddressInfo).port;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--host-resolver-rules=MAP shop.test 127.0.0.1, MAP cookie.test 127.0.0.1, MAP external.example 127.0.0.1'],
-  });
+  pagePort = pages.port;
+  browser = await launchBrowser(['shop.test', 'cookie.test', 'external.example']);
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => pages?.close(r));
+  await pages?.close();
   await svc?.stop();
 });
 
@@ -72,7 +59,7 @@ async function waitForRows(siteId: string, n: number): Promise<Row[]> {
 }
 
 async function open(host: string, path = '/', query = ''): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ userAgent: UA });
+  const context = await browser.newContext({ userAgent: DESKTOP_UA });
   const page = await context.newPage();
   await page.goto(`http://${host}:${pagePort}${path}${query}`);
   await page.waitForFunction(() => typeof (window as unknown as { tally: { ids?: unknown } }).tally.ids === 'function');

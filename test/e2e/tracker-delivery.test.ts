@@ -1,8 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { launchBrowser } from './share-browser';
+import { DESKTOP_UA, servePages, trackerPage, type PageServer } from './tracker-pages';
 
 /**
  * The tracker's delivery in headless Chromium against a real Tally, where answers are slow, refused
@@ -13,12 +12,11 @@ import { launchBrowser } from './share-browser';
  */
 let svc: TestService;
 let browser: Browser;
-let pages: http.Server;
+let pages: PageServer;
 let pagePort = 0;
 let site: Tenant;
 let cookieSite: Tenant;
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const body = () => `<svg width="20" height="20"><a href="https://external.example/svg"><rect width="20" height="20"/></a></svg>
 <a id="www" href="http://www.deliver.test:${pagePort}/elsewhere">www</a> <a id="blog" href="http://blog.deliver.test/post">blog</a>
 <a id="export" download href="/export?fmt=csv">export</a> <x-card></x-card>
@@ -26,12 +24,6 @@ const body = () => `<svg width="20" height="20"><a href="https://external.exampl
   this.attachShadow({ mode: 'open' }).innerHTML = '<a id="shadow" href="https://external.example/shadow">in shadow</a>';
 } });</script>`;
 
-function html(domain: string, twice: boolean): string {
-  const tag = `<script defer data-domain="${domain}" data-allow-automation src="http://127.0.0.1:${svc.running.httpPort}/js/tally.js"></script>`;
-  return `<!doctype html><html><head><title>t</title>
-<script>window.tally=window.tally||function(){(tally.q=tally.q||[]).push(arguments)}</script>
-${tag}${twice ? tag : ''}</head><body>${body()}</body></html>`;
-}
 
 beforeAll(async () => {
   svc = await startTestService();
@@ -39,18 +31,16 @@ beforeAll(async () => {
   cookieSite = await svc.tenant({ domain: 'crumb.test', scopes: ['settings:write'] });
   const strategy = { session_strategy: 'first_party_cookie', excluded_paths: ['/admin/**'] };
   expect((await svc.api('PATCH', `/sites/${cookieSite.siteId}/settings`, { token: cookieSite.token, body: strategy })).status).toBe(200);
-  pages = http.createServer((req, res) => {
-    const host = (req.headers.host ?? '').split(':')[0];
-    res.writeHead(200, { 'content-type': 'text/html' }).end(html(host, (req.url ?? '').includes('twice')));
+  pages = await servePages((host, url, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end(trackerPage(svc, host, 'data-allow-automation', body(), url.pathname.includes('twice') ? 2 : 1));
   });
-  await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
-  pagePort = (pages.address() as AddressInfo).port;
+  pagePort = pages.port;
   browser = await launchBrowser(['deliver.test', 'www.deliver.test', 'blog.deliver.test', 'crumb.test', 'external.example']);
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => pages?.close(r));
+  await pages?.close();
   await svc?.stop();
 });
 
@@ -76,7 +66,7 @@ const pairs = (r: Row[]) => r.map((x) => `${x.name} ${x.pathname}${x.link ? ' ' 
 
 /** A fresh browser context; `slow` holds every answer of the collection endpoint that long. */
 async function open(host: string, path: string, slow = 0): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ userAgent: UA });
+  const context = await browser.newContext({ userAgent: DESKTOP_UA });
   if (slow) {
     await context.route('**/api/event', async (route) => {
       const answer = await route.fetch();
@@ -105,7 +95,7 @@ test('answers held back: each event goes at once, stamped with the page it happe
 });
 
 test('a 503 is sent again and stored once; props that are not JSON drop that event only', async () => {
-  const context = await browser.newContext({ userAgent: UA });
+  const context = await browser.newContext({ userAgent: DESKTOP_UA });
   let refused = 0;
   await context.route('**/api/event', async (route) => {
     if (refused++ === 0) return route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"overloaded","message":"busy"}}' });

@@ -81,7 +81,8 @@ type TallyFn = ((name: string, options?: Options) => void) & { ids?: () => Promi
     } catch (e) {
       return console.warn('tally:', e); // props that are not JSON: this event only is dropped
     }
-    pending = Promise.all([pending, post(body, 1)]);
+    // What ids() waits for; settled to nothing, so a long-lived page holds no chain of answers.
+    pending = Promise.all([pending, post(body, 1)]).then(() => undefined);
   };
 
   const pageview = () => {

@@ -1,0 +1,26 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestService } from '../support/harness';
+
+/** A desktop Chrome: HeadlessChrome's own User-Agent would be stored as a bot. */
+export const DESKTOP_UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+
+/** The snippet as a site embeds it: the queue stub, then the tag (`copies` times) from Tally's plain HTTP port. */
+export function trackerPage(svc: TestService, domain: string, attrs: string, body: string, copies = 1): string {
+  const tag = `<script defer data-domain="${domain}" ${attrs} src="http://127.0.0.1:${svc.running.httpPort}/js/tally.js"></script>`;
+  return `<!doctype html><html><head><title>t</title>
+<script>window.tally=window.tally||function(){(tally.q=tally.q||[]).push(arguments)}</script>
+${tag.repeat(copies)}</head><body>${body}</body></html>`;
+}
+
+export interface PageServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The customer site: every request is answered by `answer`, under whatever hostname Chromium maps to it. */
+export async function servePages(answer: (host: string, url: URL, res: http.ServerResponse) => void): Promise<PageServer> {
+  const server = http.createServer((req, res) => answer((req.headers.host ?? '').split(':')[0], new URL(req.url ?? '/', 'http://x'), res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
+}
