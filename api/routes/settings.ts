@@ -1,10 +1,10 @@
-import { siteZone } from '../../query/context';
 import { z } from 'zod';
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
 import { isCountryCode } from '../../core/countries';
 import type { RouteRegistrar } from '../route';
+import { siteZone } from '../../query/context';
 
 /** A bare hostname: lower-case labels, no scheme, port or path. */
 const HOSTNAME_RE = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { Timestamp } from '../openapi';
 import { notFound } from '../../core/errors';
 import { SECTIONS, ShareRepo, shareOut, type Panels, type ShareRow } from '../../model/share';
 import { viewCounter } from '../../model/share-views';
 import type { AppContext } from '../context';
 import type { RouteRegistrar } from '../route';
+import { Timestamp } from '../openapi';
 
 const ShareOut = z.object({
   url: z.string(), slug: z.string(), label: z.string(), active: z.boolean(),

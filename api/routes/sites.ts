@@ -1,4 +1,3 @@
-import { siteZone } from '../../query/context';
 import { z } from 'zod';
 import { isValidTimeZone } from '../../core/time';
 import type { Site } from '../../core/domain';
@@ -7,6 +6,7 @@ import { PageMeta, Timestamp } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
 import { DOMAIN_TAKEN, hostnameSchema, settingsResponse, settingsRoutes } from './settings';
+import { siteZone } from '../../query/context';
 
 const SiteOut = z.object({
   id: z.string().uuid(), domain: z.string(), name: z.string(), timezone: z.string(), currency: z.string(),

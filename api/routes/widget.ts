@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { Timestamp } from '../openapi';
 import { notFound } from '../../core/errors';
 import { viewCounter } from '../../model/share-views';
 import { CHART_STYLES, WIDGET_METRICS, WIDGET_TYPES, WidgetRepo, widgetOut, type WidgetRow } from '../../model/widget';
 import type { AppContext } from '../context';
 import type { RouteRegistrar } from '../route';
+import { Timestamp } from '../openapi';
 
 const WidgetOut = z.object({
   url: z.string(), slug: z.string(), type: z.enum(WIDGET_TYPES), metric: z.enum(WIDGET_METRICS), enabled: z.boolean(),

@@ -1,4 +1,3 @@
-import { siteZone } from '../../query/context';
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import type { AppContext } from '../../api/context';
@@ -7,6 +6,7 @@ import { ALL_SCOPES, ROLES, type Scope } from '../../core/domain';
 import { AppError, invalidRequest, notFound } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
 import { hostnameSchema } from '../../api/routes/settings';
+import { siteZone } from '../../query/context';
 
 /**
  * Operator commands behind the admin socket (the "dashboard" of the spec: the only place keys are
