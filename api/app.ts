@@ -9,7 +9,7 @@ import { KeyUsageRecorder } from './key-usage';
 import { API_ROUTES, PUBLIC_ROUTES } from './modules';
 import { openApiDocument } from './openapi';
 import { probeRouter } from './probes';
-import { KeyRateLimiter } from './rate-limit';
+import { AuthFailureLimiter, KeyRateLimiter } from './rate-limit';
 import { RouteRegistrar } from './route';
 
 function requestId(req: Request, res: Response, next: NextFunction) {
@@ -39,14 +39,25 @@ export function createApp(ctx: AppContext): express.Express {
   const keyUsage = new KeyUsageRecorder(ctx.store);
   ctx.onShutdown.push(() => keyUsage.close());
   const limiter = new KeyRateLimiter(ctx.redis, ctx.config.rateLimitPerMinute);
+  const authFailures = new AuthFailureLimiter(ctx.redis, ctx.config.authFailuresPerMinute);
 
   const api = express.Router();
+  // Answers name an organisation's data (and errors its key's standing): no cache may keep them.
+  api.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
   // Plain HTTP is refused, never redirected: a redirect would already have leaked the key.
   api.use((req, _res, next) => next(req.secure ? undefined : new AppError(403, 'https_required', 'The API is served over HTTPS only.')));
   api.get('/openapi.json', (_req, res) => void res.json(openApiDocument()));
   api.use(async (req, res, next) => {
     try {
-      const principal = await authenticate(ctx.store, req.headers.authorization, ctx.repos.authCache);
+      authFailures.check(req.ip);
+      const principal = await authenticate(ctx.store, req.headers.authorization, ctx.repos.authCache).catch(async (err: unknown) => {
+        // The failure that spends the address's budget is answered 429 instead of 401.
+        const refusal = err instanceof AppError && err.status === 401 ? await authFailures.failed(req.ip) : undefined;
+        throw refusal ?? err;
+      });
       // A successful authentication counts as a use even when the rate limit then refuses it.
       keyUsage.touch(principal.keyId);
       res.set(await limiter.consume(principal.keyId));

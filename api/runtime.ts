@@ -98,8 +98,8 @@ async function serveApi(ctx: AppContext, tls: TlsPair, closers: (() => Promise<v
   };
   const secure = https.createServer({ ...tls }, listener);
   const plain = http.createServer(listener);
-  const httpsPort = await listen(secure, ctx.config.httpsPort, ctx.config.host, closers);
-  const httpPort = await listen(plain, ctx.config.httpPort, ctx.config.host, closers);
+  const httpsPort = await listen(secure, 'TALLY_HTTPS_PORT', ctx.config.httpsPort, ctx.config.host, closers);
+  const httpPort = await listen(plain, 'TALLY_HTTP_PORT', ctx.config.httpPort, ctx.config.host, closers);
   const closeAdmin = await startAdminServer(ctx, ctx.config.adminSocket);
   closers.push(closeAdmin);
   return { httpsPort, httpPort };
@@ -111,7 +111,7 @@ async function serveProbes(ctx: AppContext, closers: (() => Promise<void>)[]) {
   app.disable('x-powered-by');
   app.use(probeRouter(ctx));
   app.use((_req, res) => void res.status(404).json({ error: { code: 'not_found', message: 'The worker role serves /healthz and /readyz only.' } }));
-  const httpPort = await listen(http.createServer(app), ctx.config.httpPort, ctx.config.host, closers);
+  const httpPort = await listen(http.createServer(app), 'TALLY_HTTP_PORT', ctx.config.httpPort, ctx.config.host, closers);
   return { httpsPort: 0, httpPort };
 }
 
@@ -127,10 +127,21 @@ function attachAuthCache(repos: Repos, store: Store, redis: RedisHandle): () => 
   });
 }
 
-/** Listen, and register the matching close: stop accepting, let in-flight requests finish, then cut. */
-async function listen(server: http.Server, port: number, host: string, closers: (() => Promise<void>)[]): Promise<number> {
+function listenRefusal(code: string | undefined, portVar: string, port: number, host: string): string {
+  if (code === 'EADDRINUSE') return `${portVar}: port ${port} is already in use`;
+  if (code === 'EACCES') return `${portVar}: this user may not listen on port ${port}`;
+  return `TALLY_HOST: cannot listen on "${host}"`;
+}
+
+/**
+ * Listen, and register the matching close: stop accepting, let in-flight requests finish, then cut.
+ * A refusal names the variables an operator would change (a busy port, an address not on this host).
+ */
+async function listen(server: http.Server, portVar: string, port: number, host: string, closers: (() => Promise<void>)[]): Promise<number> {
   const bound = await new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(new Error(`${listenRefusal(err.code, portVar, port, host)} (${err.code ?? err.message})`));
+    });
     server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
   closers.push(

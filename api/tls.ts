@@ -1,3 +1,4 @@
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generate } from 'selfsigned';
@@ -13,7 +14,7 @@ export interface TlsPair { cert: string; key: string }
 export async function loadTls(config: Config): Promise<TlsPair> {
   if (config.tlsCert || config.tlsKey) {
     if (!config.tlsCert || !config.tlsKey) throw new Error('TALLY_TLS_CERT and TALLY_TLS_KEY must be set together');
-    return { cert: readFileSync(config.tlsCert, 'utf8'), key: readFileSync(config.tlsKey, 'utf8') };
+    return checkedPair(readPem('TALLY_TLS_CERT', config.tlsCert), readPem('TALLY_TLS_KEY', config.tlsKey));
   }
   const dir = path.join(config.dataDir, 'tls');
   const certFile = path.join(dir, 'self-signed.crt');
@@ -35,4 +36,35 @@ export async function loadTls(config: Config): Promise<TlsPair> {
   writeFileSync(keyFile, pems.private, { mode: 0o600 });
   logger.info({ certFile }, 'generated a self-signed TLS certificate');
   return { cert: pems.cert, key: pems.private };
+}
+
+function readPem(variable: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`${variable}: cannot read "${file}" (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+}
+
+/**
+ * The operator's files, checked before storage opens: otherwise a wrong file surfaces later as an
+ * OpenSSL message from the HTTPS listener that names neither variable.
+ */
+function checkedPair(cert: string, key: string): TlsPair {
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(cert);
+  } catch {
+    throw new Error('TALLY_TLS_CERT: the file is not a PEM certificate');
+  }
+  let privateKey: ReturnType<typeof createPrivateKey>;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    throw new Error('TALLY_TLS_KEY: the file is not an unencrypted PEM private key');
+  }
+  if (!certificate.checkPrivateKey(privateKey)) {
+    throw new Error('TALLY_TLS_KEY: the key does not belong to the certificate in TALLY_TLS_CERT');
+  }
+  return { cert, key };
 }

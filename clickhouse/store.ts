@@ -62,7 +62,8 @@ function embeddedClient(dataDir: string, lane = ''): ClickHouseClient {
     existing.refs++;
     return existing.client;
   }
-  mkdirSync(dir, { recursive: true });
+  // Event data and sealed credentials live under the data dir: only the service's user may read them.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   // Loaded lazily so server mode never touches the native addon.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');

@@ -29,6 +29,8 @@ export interface Config {
   redisPrefix: string;
   role: Role;
   rateLimitPerMinute: number;
+  /** Failed authentications per client address per minute before it is refused 429 (api/rate-limit.ts). */
+  authFailuresPerMinute: number;
   /** Live events waiting for their insert beyond which POST /api/event answers 503 (bounds memory). */
   ingestMaxPending: number;
   geoipDb?: string;
@@ -152,6 +154,16 @@ function geoipDb(value: string | undefined): string | undefined {
   return path.resolve(value);
 }
 
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** An address (or a name resolving to one) to listen on; checked here so a typo is named, not a DNS error. */
+function listenHost(value: string | undefined): string {
+  if (value === undefined || value === '') return '0.0.0.0';
+  const host = value.trim();
+  if (isIP(host) || HOSTNAME.test(host)) return host;
+  throw new Error(`TALLY_HOST must be an IP address or a host name to listen on, got "${value}"`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.TALLY_DATA_DIR ?? 'data');
   const role = (env.TALLY_ROLE ?? 'all') as Role;
@@ -162,7 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     dataDir,
-    host: env.TALLY_HOST ?? '0.0.0.0',
+    host: listenHost(env.TALLY_HOST),
     httpsPort: int('TALLY_HTTPS_PORT', env.TALLY_HTTPS_PORT, 8443, 0, 65535),
     httpPort: int('TALLY_HTTP_PORT', env.TALLY_HTTP_PORT, 8080, 0, 65535),
     tlsCert: env.TALLY_TLS_CERT || undefined,
@@ -180,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: redisPrefix(env.TALLY_REDIS_PREFIX),
     role,
     rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600, 1),
+    authFailuresPerMinute: int('TALLY_AUTH_FAILURES_PER_MINUTE', env.TALLY_AUTH_FAILURES_PER_MINUTE, 100, 1),
     ingestMaxPending: int('TALLY_INGEST_MAX_PENDING', env.TALLY_INGEST_MAX_PENDING, 20_000, 1, 1_000_000),
     geoipDb: geoipDb(env.TALLY_GEOIP_DB),
     logLevel: logLevel(env.TALLY_LOG_LEVEL),

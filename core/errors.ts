@@ -43,8 +43,12 @@ export class AppError extends Error {
 export const invalidRequest = (message: string, details?: Record<string, unknown>) =>
   new AppError(400, 'invalid_request', message, details);
 
+// RFC 6750 §3: a 401 names the scheme it wants. No `error=` attribute: a missing token and a revoked
+// one must look the same (spec, Authentication 11).
 export const invalidCredential = () =>
-  new AppError(401, 'invalid_credential', 'The bearer token is missing, malformed, revoked or expired.');
+  new AppError(401, 'invalid_credential', 'The bearer token is missing, malformed, revoked or expired.', undefined, {
+    'WWW-Authenticate': 'Bearer realm="tally"',
+  });
 
 /** One body for every 403 so a caller cannot tell a missing scope from a foreign or absent site. */
 export const forbidden = () => new AppError(403, 'forbidden', 'This key may not access this resource.');

@@ -43,7 +43,7 @@ export function loadSecretKey(configured: string | undefined, dataDir: string): 
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32);
   // 'wx': two processes starting at once must not each write a different key.
   try {

@@ -13,14 +13,21 @@ import { COMMANDS } from './commands';
  * command as a stream (events import). Answers `{...}` or `{error: {code, message}}`.
  */
 export async function startAdminServer(ctx: AppContext, socketPath: string): Promise<() => Promise<void>> {
-  mkdirSync(path.dirname(socketPath), { recursive: true });
+  mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
   if (existsSync(socketPath)) unlinkSync(socketPath); // stale socket from a killed process
   const server = http.createServer((req, res) => void handle(ctx, req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(socketPath, resolve);
+    // The socket file is its own access control: created 0600 (listen binds synchronously, so the
+    // process-wide umask is narrowed only for that call), never world-connectable for a moment.
+    const umask = process.umask(0o177);
+    try {
+      server.listen(socketPath, resolve);
+    } finally {
+      process.umask(umask);
+    }
   });
-  chmodSync(socketPath, 0o600);
+  chmodSync(socketPath, 0o600); // an inherited umask cannot widen it either
   return () => new Promise<void>((r) => server.close(() => r()));
 }
 

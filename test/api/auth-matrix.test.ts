@@ -20,7 +20,9 @@ const keys: Record<string, string> = {};
 const SCOPELESS = ['get /sites'];
 
 beforeAll(async () => {
-  svc = await startTestService({ TALLY_RATE_LIMIT_PER_MINUTE: '100000' });
+  // The matrix sends hundreds of bad tokens from one address: lift the failed-authentication budget
+  // (test/api/auth-failures.test.ts covers it) so every route answers its own 401.
+  svc = await startTestService({ TALLY_RATE_LIMIT_PER_MINUTE: '100000', TALLY_AUTH_FAILURES_PER_MINUTE: '100000' });
   routes = registeredRoutes();
   a = await svc.tenant({ sites: 2, scopes: [...ALL_SCOPES] });
   b = await svc.tenant({ scopes: [...ALL_SCOPES] });

@@ -133,6 +133,39 @@ describe('TLS', () => {
     }
     await expect(startTestService({ TALLY_TLS_CERT: path.join(dir, 'c.pem') })).rejects.toThrow(/TALLY_TLS_CERT and TALLY_TLS_KEY must be set together/);
   });
+
+  test('a wrong TLS file is refused at start naming its variable', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tally-tls-'));
+    const a = await generate([{ name: 'commonName', value: 'a.test' }], { keySize: 2048 } as Parameters<typeof generate>[1]);
+    const b = await generate([{ name: 'commonName', value: 'b.test' }], { keySize: 2048 } as Parameters<typeof generate>[1]);
+    const file = (name: string, text: string) => {
+      writeFileSync(path.join(dir, name), text);
+      return path.join(dir, name);
+    };
+    const cert = file('a.crt', a.cert);
+    const key = file('a.key', a.private);
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ TALLY_TLS_CERT: path.join(dir, 'missing.crt'), TALLY_TLS_KEY: key }, /TALLY_TLS_CERT: cannot read ".*missing.crt" \(ENOENT\)/],
+      [{ TALLY_TLS_CERT: cert, TALLY_TLS_KEY: dir }, /TALLY_TLS_KEY: cannot read ".*" \(EISDIR\)/],
+      [{ TALLY_TLS_CERT: key, TALLY_TLS_KEY: key }, /TALLY_TLS_CERT: the file is not a PEM certificate/],
+      [{ TALLY_TLS_CERT: cert, TALLY_TLS_KEY: cert }, /TALLY_TLS_KEY: the file is not an unencrypted PEM private key/],
+      [{ TALLY_TLS_CERT: cert, TALLY_TLS_KEY: file('b.key', b.private) }, /TALLY_TLS_KEY: the key does not belong to the certificate in TALLY_TLS_CERT/],
+    ];
+    for (const [env, message] of cases) await expect(startTestService(env)).rejects.toThrow(message);
+  });
+});
+
+describe('listening', () => {
+  test('a port already taken is refused naming its variable', async () => {
+    await expect(startTestService({ TALLY_HTTPS_PORT: String(svc.running.httpsPort) })).rejects.toThrow(
+      new RegExp(`TALLY_HTTPS_PORT: port ${svc.running.httpsPort} is already in use \\(EADDRINUSE\\)`),
+    );
+    await expect(startTestService({ TALLY_HTTP_PORT: String(svc.running.httpPort) })).rejects.toThrow(/TALLY_HTTP_PORT: port \d+ is already in use/);
+  });
+
+  test('an address this host does not have is refused naming TALLY_HOST', async () => {
+    await expect(startTestService({ TALLY_HOST: '192.0.2.1' })).rejects.toThrow(/TALLY_HOST: cannot listen on "192.0.2.1" \(EADDRNOTAVAIL\)/);
+  });
 });
 
 describe('requests and errors', () => {

@@ -38,6 +38,18 @@ describe('sealed integration secrets', () => {
     }
   });
 
+  test('a data directory the service creates is private to its user (0700)', () => {
+    const parent = mkdtempSync(path.join(os.tmpdir(), 'tally-secret-'));
+    const dir = path.join(parent, 'fresh', 'data');
+    try {
+      loadSecretKey(undefined, dir);
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+      expect(statSync(path.dirname(dir)).mode & 0o777).toBe(0o700);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
   test('TALLY_SECRET_KEY and TALLY_STRIPE_API_URL are checked at start', () => {
     expect(() => loadConfig({ TALLY_SECRET_KEY: 'short' })).toThrow(/TALLY_SECRET_KEY must be 64 hex digits/);
     expect(() => loadConfig({ TALLY_STRIPE_API_URL: 'ftp://x' })).toThrow(/TALLY_STRIPE_API_URL must be an http/);

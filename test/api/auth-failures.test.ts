@@ -1,0 +1,68 @@
+import { clientKey } from '../../api/rate-limit';
+import { startTestService, type Tenant, type TestService } from '../support/harness';
+
+/**
+ * Failed authentications are budgeted per client address (docs/AUTH.md): a flood of made-up tokens
+ * would otherwise cost a ClickHouse lookup each and push real keys out of the principal cache.
+ */
+let svc: TestService;
+let t: Tenant;
+beforeAll(async () => {
+  svc = await startTestService({ TALLY_AUTH_FAILURES_PER_MINUTE: '3', TALLY_TRUST_PROXY: 'loopback' });
+  t = await svc.tenant();
+});
+afterAll(() => svc.stop());
+
+const from = (ip: string, token: string) => svc.api('GET', '/sites', { token, headers: { 'x-forwarded-for': ip } });
+const unknownToken = (i: number) => `tly_${String(i).padStart(36, 'Z')}`;
+
+test('past the budget an address is refused 429 with Retry-After, even with a valid key; other addresses are not', async () => {
+  const statuses = [];
+  for (let i = 0; i < 4; i++) statuses.push((await from('203.0.113.7', unknownToken(i))).status);
+  expect(statuses).toEqual([401, 401, 401, 429]);
+
+  const refused = await from('203.0.113.7', t.token);
+  expect(refused.status).toBe(429);
+  expect(refused.body.error).toEqual({ code: 'rate_limited', message: expect.stringMatching(/failed authentications .* retry in \d+ s/) });
+  const retry = Number(refused.headers['retry-after']);
+  expect(retry).toBeGreaterThanOrEqual(1);
+  expect(retry).toBeLessThanOrEqual(60);
+
+  expect((await from('203.0.113.8', t.token)).status).toBe(200);
+  expect((await from('203.0.113.8', 'garbage')).status).toBe(401);
+});
+
+test('successful authentications spend nothing of the address budget', async () => {
+  for (let i = 0; i < 6; i++) expect((await from('198.51.100.1', t.token)).status).toBe(200);
+  expect((await from('198.51.100.1', 'garbage')).status).toBe(401);
+});
+
+test('an IPv6 client is counted by its /64, so rotating addresses inside it does not help', async () => {
+  const statuses = [];
+  for (let i = 1; i <= 4; i++) statuses.push((await from(`2001:db8:1:2::${i.toString(16)}`, 'garbage')).status);
+  expect(statuses).toEqual([401, 401, 401, 429]);
+  expect((await from('2001:db8:1:3::1', t.token)).status).toBe(200);
+});
+
+test('a 401 names the Bearer scheme; every API answer is Cache-Control: no-store', async () => {
+  const denied = await from('192.0.2.50', 'garbage');
+  expect(denied.headers['www-authenticate']).toBe('Bearer realm="tally"');
+  expect(denied.headers['cache-control']).toBe('no-store');
+  const ok = await from('192.0.2.50', t.token);
+  expect(ok.status).toBe(200);
+  expect(ok.headers['cache-control']).toBe('no-store');
+  expect(ok.headers['www-authenticate']).toBeUndefined();
+  const missing = await svc.api('GET', `/sites/${t.siteId}/nothing`, { token: t.token, headers: { 'x-forwarded-for': '192.0.2.50' } });
+  expect(missing.status).toBe(404);
+  expect(missing.headers['cache-control']).toBe('no-store');
+});
+
+test.each([
+  ['203.0.113.9', '203.0.113.9'],
+  ['::ffff:203.0.113.9', '203.0.113.9'],
+  ['2001:db8:a:b:c:d:e:f', '2001:db8:a:b::/64'],
+  ['2001:db8::1', '2001:db8:0:0::/64'],
+  ['::1', '0:0:0:0::/64'],
+])('clientKey(%s) = %s', (ip, key) => {
+  expect(clientKey(ip)).toBe(key);
+});
