@@ -15,7 +15,8 @@ export interface ImportedEvent {
   session?: string;
 }
 
-const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/i;
+// The offset as ISO 8601 allows it: Z, ±hh:mm, ±hhmm or ±hh.
+const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2})(?::?(\d{2}))?)$/i;
 
 type Obj = Record<string, unknown>;
 
@@ -57,7 +58,8 @@ function parseTs(v: unknown): Date | string {
   const day = new Date(Date.UTC(y, mo - 1, d));
   const calendar = day.getUTCFullYear() === y && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d;
   if (!calendar || h > 23 || mi > 59 || s > 59 || oh > 23 || om > 59) return `ts is not a valid date and time: ${v.slice(0, 40)}`;
-  const ms = Date.parse(v);
+  // Date.parse reads ±hh:mm and ±hhmm but not a bare ±hh.
+  const ms = Date.parse(/[+-]\d{2}$/.test(v) ? `${v}:00` : v);
   if (!Number.isFinite(ms)) return `ts is not a valid date and time: ${v.slice(0, 40)}`;
   const year = new Date(ms).getUTCFullYear();
   if (year < FIRST_YEAR || year > LAST_YEAR) return outOfRange;

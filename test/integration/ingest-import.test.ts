@@ -166,6 +166,9 @@ test('a BOM before line 1 is skipped; unpaired surrogates, impossible dates and 
     JSON.stringify({ ts: '2500-01-01T00:00:00Z', name: 'pageview', url }),
     // A pair escaped as two \u escapes is one well-formed character, and a +hhmm offset is fine.
     '{"ts":"2026-03-05T09:00:00+0100","name":"pageview","url":"' + url + '","props":{"smile":"\\ud83d\\ude00"}}',
+    // ISO 8601's hour-only offset; an offset of 24 hours is no offset.
+    JSON.stringify({ ts: '2026-03-05T03:00:00-05', name: 'pageview', url }),
+    JSON.stringify({ ts: '2026-03-05T03:00:00+24', name: 'pageview', url }),
   ];
   const out = await svc.admin('events import', { site: t.siteId }, lines.join('\r\n'));
   expect(out.errors).toEqual([
@@ -175,10 +178,11 @@ test('a BOM before line 1 is skipped; unpaired surrogates, impossible dates and 
     { line: 5, message: 'ts is not a valid date and time: 2026-03-05T24:00:00Z' },
     { line: 6, message: 'ts must lie between 1970 and 2200' },
     { line: 7, message: 'ts must lie between 1970 and 2200' },
+    { line: 10, message: 'ts is not a valid date and time: 2026-03-05T03:00:00+24' },
   ]);
-  expect(out).toMatchObject({ imported: 2, rejected: 6 });
+  expect(out).toMatchObject({ imported: 3, rejected: 7 });
   const stored = await rows(t.siteId);
-  expect(stored.map((r) => r.ts)).toEqual(['2026-03-05 08:00:00.000', '2026-03-05 08:00:00.000']);
+  expect(stored.map((r) => r.ts)).toEqual(['2026-03-05 08:00:00.000', '2026-03-05 08:00:00.000', '2026-03-05 08:00:00.000']);
   expect(stored.map((r) => r.props.smile ?? null)).toContain('\u{1F600}');
 });
 
