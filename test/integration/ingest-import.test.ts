@@ -1,4 +1,7 @@
+import { Readable } from 'node:stream';
 import { setClock } from '../../core/clock';
+import { geoLookup } from '../../ingest/enrich/geo';
+import { importEvents } from '../../ingest/import/importer';
 import { sessionIdFor, visitorIdFor } from '../../ingest/hash';
 import { startTestService, type TestService } from '../support/harness';
 import { request } from '../support/http';
@@ -291,5 +294,39 @@ describe('sessions continue the visitor\'s stored session across import runs', (
     } finally {
       setClock(null);
     }
+  });
+
+  test('an import cut into many passes gives the sessions one pass gives: stored continuations, gaps, explicit sessions', async () => {
+    const lines = (domain: string) => ndjson([
+      line(domain, 'v', '2026-04-01T10:20:00Z', '/c'), // continues v's stored session (10:00-10:10)
+      line(domain, 'v', '2026-04-01T11:30:00Z', '/gap', { referrer: 'https://chatgpt.com/' }), // new session
+      line(domain, 'v', '2026-04-01T10:25:00Z', '/own', { session: 's1' }), // v's explicit session stays apart
+      line(domain, 'v', '2026-04-01T11:35:00Z', '/own2', { session: 's1' }),
+      line(domain, 'v', '2026-04-01T10:27:00Z', '/c2'), // after /own, still the stored session
+      line(domain, 'w', '2026-04-01T10:21:00Z', '/w1', { referrer: 'https://news.ycombinator.com/' }),
+      line(domain, 'w', '2026-04-01T10:22:00Z', '/w2'),
+      line(domain, 'x', '2026-04-01T09:00:00Z', '/x1', { session: 's2' }),
+      line(domain, 'y', '2026-04-01T09:00:00Z', '/y1'),
+      line(domain, 'y', '2026-04-01T09:40:00Z', '/y2'),
+    ]);
+    const shape = async (siteId: string) => {
+      const r = await rows(siteId);
+      const firstSeen = new Map<string, number>();
+      r.forEach((x, i) => firstSeen.has(x.session_id) || firstSeen.set(x.session_id, i));
+      return r.map((x) => ({ pathname: x.pathname, session: firstSeen.get(x.session_id), start: x.session_start, entry: x.entry_path, channel: x.channel }));
+    };
+    const shapes = [];
+    for (const linesPerPass of [undefined, 1, 2]) {
+      const t = await svc.tenant();
+      await importFirstFile(t.domain, t.siteId);
+      const site = (await svc.running.ctx.repos.getSite(t.siteId))!;
+      const out = await importEvents(svc.running.ctx.store, geoLookup(), site, Readable.from([lines(t.domain)]), { linesPerPass });
+      expect(out).toEqual({ imported: 10, rejected: 0, errors: [] });
+      shapes.push(await shape(t.siteId));
+    }
+    // By ts: /x1 /y1 /y2 (40 min later) /a /b (stored) /c /w1 /w2 /own /c2 /gap /own2.
+    expect(shapes[0].map((x) => x.session)).toEqual([0, 1, 2, 3, 3, 3, 6, 6, 8, 3, 10, 8]);
+    expect(shapes[1]).toEqual(shapes[0]);
+    expect(shapes[2]).toEqual(shapes[0]);
   });
 });
