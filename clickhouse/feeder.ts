@@ -163,8 +163,14 @@ export class RollupFeeder {
   }
 
   private async feedOnce(): Promise<void> {
-    const state = (this.state ??= await this.loadState());
-    if (state.feeding > state.fed) await this.feedRange(state.fed, state.feeding, null); // a crash cut the last one short
+    let state = (this.state ??= await this.loadState());
+    if (state.feeding > state.fed) {
+      // A crash or a failed feed cut the last one short: finish it with its own chunks and tokens,
+      // then go on from where it ends. (Going on from the old watermark fed that range a second time
+      // under other tokens, so nothing deduplicated it: views doubled once new blocks had arrived.)
+      await this.feedRange(state.fed, state.feeding, null);
+      state = this.state!;
+    }
     // Writes finished before hi is read have committed blocks <= hi; only they may be forgotten after.
     const finished = [...this.pending].filter((w) => w.done);
     const hi = await this.highestBlock();

@@ -51,6 +51,30 @@ const BASE_SETTINGS: ClickHouseSettings = {
   date_time_input_format: 'best_effort',
 };
 
+/**
+ * TRAP: chdb/connection sends a call's settings as `SET k = v;` ahead of the statement, on the
+ * connection's session, so they outlive the call. The feeder's one-block insert settings (blocks of
+ * up to 64 GB) then governed every later INSERT ... SELECT on that connection, and a memory cap given
+ * to one statement would cap every feed after it. An embedded call therefore states every setting
+ * any call may set: its own value, or the engine's default (test/integration/store-settings.test.ts
+ * checks these against system.settings). A setting missing here is refused, not leaked.
+ */
+export const PER_CALL_DEFAULTS: Readonly<ClickHouseSettings> = {
+  max_threads: 0, // 0 = auto: one per core
+  max_insert_threads: '0',
+  optimize_on_insert: 1,
+  min_insert_block_size_rows: '1048449',
+  min_insert_block_size_bytes: '268402944',
+  insert_deduplication_token: '',
+};
+
+function embeddedSettings(settings: ClickHouseSettings | undefined): ClickHouseSettings {
+  for (const k of Object.keys(settings ?? {})) {
+    if (!(k in PER_CALL_DEFAULTS)) throw new Error(`ClickHouse setting ${k} is set per call: add its default to PER_CALL_DEFAULTS (clickhouse/store.ts)`);
+  }
+  return { ...PER_CALL_DEFAULTS, ...settings };
+}
+
 // chDB holds one engine per process; @clickhouse/client instances over it are cheap, the engine is not.
 const embeddedClients = new Map<string, { client: ClickHouseClient; refs: number }>();
 
@@ -99,6 +123,7 @@ export function openStore(opts: StoreOptions, lane = ''): Store {
         request_timeout: 60_000,
       });
   const db = opts.database;
+  const callSettings = (settings?: ClickHouseSettings) => (embedded ? embeddedSettings(settings) : settings);
 
   return {
     database: db,
@@ -110,15 +135,15 @@ export function openStore(opts: StoreOptions, lane = ''): Store {
       return `${db}.${name}`;
     },
     async query<T>(sql: string, params: Params = {}, settings?: ClickHouseSettings) {
-      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: settings });
+      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: callSettings(settings) });
       return (await rs.json()) as T[];
     },
     async command(sql, params = {}, settings) {
-      await client.command({ query: sql, query_params: params, clickhouse_settings: settings });
+      await client.command({ query: sql, query_params: params, clickhouse_settings: callSettings(settings) });
     },
     async insert(table, rows, settings) {
       if (rows.length === 0) return;
-      await client.insert({ table: `${db}.${table}`, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: settings });
+      await client.insert({ table: `${db}.${table}`, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: callSettings(settings) });
     },
     async ping() {
       try {

@@ -79,10 +79,14 @@ function unionMatch(ms: readonly GoalMatch[]): GoalMatch {
   };
 }
 
-/** Completions of the goal labelled `label`: defined goals of that name, or sent events of that name. */
+/**
+ * Completions of the goal labelled `label`: defined goals of that name in any case (names are unique
+ * regardless of case), or sent events of exactly that name (event names are case-sensitive data).
+ */
 function labelMatch(label: string, catalog: readonly GoalEntry[]): GoalMatch {
   const sent: GoalMatch = BUILTIN_EVENTS.includes(label) ? NO_MATCH : { events: [label], pages: [], anyCustom: false };
-  return unionMatch([...catalog.filter((e) => e.label === label).map((e) => e.match), sent]);
+  const named = label.toLowerCase();
+  return unionMatch([...catalog.filter((e) => e.label.toLowerCase() === named).map((e) => e.match), sent]);
 }
 
 function replaceGoalLeaves(node: FilterNode, catalog: readonly GoalEntry[]): FilterNode {
@@ -99,27 +103,18 @@ function replaceGoalLeaves(node: FilterNode, catalog: readonly GoalEntry[]): Fil
   }
 }
 
-/** Goal leaves ANDed at the top of the filter tree: they narrow what counts as a goal. */
-function topGoalFilters(node: FilterNode | null): Extract<FilterNode, { kind: 'goal' }>[] {
-  if (!node) return [];
-  if (node.kind === 'goal') return [node];
-  return node.kind === 'and' ? node.items.flatMap((n) => (n.kind === 'goal' ? [n] : [])) : [];
-}
-
 /**
  * Goal rules are evaluated at read time: the catalog lists defined goals; goal filters become
  * their completions; `counted` is the nominated revenue-signal goals, or every goal (all custom
- * events and all page rules) when none is nominated. A goal filter narrows `counted` to that goal.
+ * events and all page rules) when none is nominated, whatever the filters (spec: goals count only
+ * the nominated goals). A goal filter narrows the rows, so it counts the completions that are both.
  */
 export const expandGoalRules: Pass = (q, ctx) => {
   const catalog: GoalEntry[] = ctx.goals.map((g) => ({ label: g.name, match: ruleMatch(g) }));
   const filters = q.filters && replaceGoalLeaves(q.filters, catalog);
   const nominated = ctx.goals.filter((g) => g.revenue_signal);
   const everyGoal: GoalMatch = { events: [], pages: [...new Set(ctx.goals.flatMap((g) => (g.kind === 'page' ? [g.path_pattern ?? ''] : [])))].sort(), anyCustom: true };
-  const goalFilters = topGoalFilters(filters);
-  const counted = goalFilters.length
-    ? goalFilters[0].match
-    : nominated.length ? unionMatch(nominated.map(ruleMatch)) : everyGoal;
+  const counted = nominated.length ? unionMatch(nominated.map(ruleMatch)) : everyGoal;
   return { ...q, catalog, filters, counted };
 };
 

@@ -48,6 +48,17 @@ test('nominating a revenue signal: only nominated goals count; the goal dimensio
   expect((await s.ok('/breakdowns/channel', { period: 'last7d' })).data.find((r: { label: string }) => r.label === 'Organic Search')).toMatchObject({ goals: 1 });
 });
 
+test('a goal filter narrows visitors to that goal, but goals still count the nominated ones only (spec: Timeseries row)', async () => {
+  // "Sign up" is nominated (previous test); Newsletter (B) and Docs (C) are not.
+  const sum = (rows: { goals: number; goal_value_cents: number }[]) =>
+    rows.reduce((t, r) => ({ goals: t.goals + r.goals, goal_value_cents: t.goal_value_cents + r.goal_value_cents }), { goals: 0, goal_value_cents: 0 });
+  expect(sum((await s.ok('/timeseries', { period: 'last7d', filter_goal: 'Newsletter' })).data)).toEqual({ goals: 0, goal_value_cents: 0 });
+  expect((await s.ok('/overview', { period: 'last7d', filter_goal: 'Newsletter' })).data).toMatchObject({ visitors: 1, goals: 0, goal_value_cents: 0 });
+  expect(sum((await s.ok('/timeseries', { period: 'last7d', filter_goal: 'Sign up' })).data)).toEqual({ goals: 1, goal_value_cents: 1500 });
+  // A defined goal is named in any case (names are unique regardless of case).
+  expect((await s.ok('/overview', { period: 'last7d', filter_goal: 'sign UP' })).data).toMatchObject({ visitors: 1, goals: 1, goal_value_cents: 1500 });
+});
+
 test('listing and deleting goals', async () => {
   const list = await s.get('/goals');
   expect(list.status).toBe(200);

@@ -108,6 +108,27 @@ test('a feed cut short after its first rollup is finished by the next start, not
   expect(await totals(site)).toEqual(EXPECTED);
 });
 
+test('a feed cut short, then more events stored, then a restart: every event counts once', async () => {
+  const site = randomUUID();
+  await new RollupFeeder(store).catchUp();
+  const rows = tenEvents(site);
+  await store.insert('events', rows.slice(0, 7));
+  let cut = true;
+  const crashing = new RollupFeeder(store, {
+    afterRollup: () => {
+      if (cut) throw new Error('simulated crash after the first rollup');
+    },
+  });
+  await crashing.catchUp();
+  expect((await totals(site)).slices_events).toBe(7);
+  cut = false;
+  await store.insert('events', rows.slice(7)); // new blocks beyond the interrupted range
+  const restarted = new RollupFeeder(store);
+  await restarted.start();
+  await restarted.stop();
+  expect(await totals(site)).toEqual(EXPECTED);
+});
+
 test('a feed cut into chunks and crashed mid-way is finished by the next start with the same chunks', async () => {
   const site = randomUUID();
   await new RollupFeeder(store).catchUp();

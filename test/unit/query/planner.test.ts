@@ -98,19 +98,22 @@ describe('expandGoalRules', () => {
     { name: 'Paid', kind: 'event', event_name: 'purchase', path_pattern: null, revenue_signal: true },
   ];
 
+  const nominatedOnly = { events: ['purchase'], pages: [], anyCustom: false };
   test.each([
-    ['no goals defined: every custom event counts', [], null, { events: [], pages: [], anyCustom: true }],
-    ['none nominated: every custom event and page rule', goals.slice(0, 2), null, { events: [], pages: ['/pricing/**'], anyCustom: true }],
-    ['nominated goals only', goals, null, { events: ['purchase'], pages: [], anyCustom: false }],
-    ['a goal filter narrows counted to that goal', goals, 'Pricing', { events: ['Pricing'], pages: ['/pricing/**'], anyCustom: false }],
-    ['a goal filter on a sent event name', goals, 'newsletter', { events: ['newsletter'], pages: [], anyCustom: false }],
-    ['a goal filter on a builtin name matches nothing', goals, 'pageview', { events: [], pages: [], anyCustom: false }],
-  ] as const)('%s', (_n, rules, filterGoal, counted) => {
+    ['no goals defined: every custom event counts', [], null, { events: [], pages: [], anyCustom: true }, null],
+    ['none nominated: every custom event and page rule', goals.slice(0, 2), null, { events: [], pages: ['/pricing/**'], anyCustom: true }, null],
+    ['nominated goals only', goals, null, nominatedOnly, null],
+    // Spec (Timeseries row): goals count only the nominated goals, so a goal filter narrows the rows, not `counted`.
+    ['a goal filter selects that goal\'s completions; counted stays nominated', goals, 'Pricing', nominatedOnly, { events: ['Pricing'], pages: ['/pricing/**'], anyCustom: false }],
+    ['a defined goal is named in any case; a sent name exactly', goals, 'pRICING', nominatedOnly, { events: ['pRICING'], pages: ['/pricing/**'], anyCustom: false }],
+    ['a goal filter on a sent event name', goals, 'newsletter', nominatedOnly, { events: ['newsletter'], pages: [], anyCustom: false }],
+    ['a goal filter on a builtin name matches nothing', goals, 'pageview', nominatedOnly, { events: [], pages: [], anyCustom: false }],
+  ] as const)('%s', (_n, rules, filterGoal, counted, match) => {
     const filters = filterGoal ? { kind: 'cond' as const, filter: 'goal' as const, op: 'equals' as const, value: filterGoal } : null;
     const q = expandGoalRules(base({ filters }), ctx({ goals: rules as GoalRule[] }));
     expect(q.counted).toEqual(counted);
     expect(q.catalog!.map((e) => e.label)).toEqual(rules.map((g) => g.name));
-    if (filterGoal) expect(q.filters).toEqual({ kind: 'goal', label: filterGoal, match: counted });
+    if (filterGoal) expect(q.filters).toEqual({ kind: 'goal', label: filterGoal, match });
   });
 });
 
