@@ -8,3 +8,9 @@ export function isValidTimeZone(tz: string): boolean {
     return false;
   }
 }
+
+/**
+ * The instants a report window may cover, [1970, 2200): report parameters are checked against them
+ * and the importer refuses events outside them, which no report could ever read.
+ */
+export const REPORTABLE = { fromMs: Date.UTC(1970, 0, 1), toMs: Date.UTC(2200, 0, 1) } as const;

@@ -27,5 +27,10 @@ function first64(text: string): string {
  */
 export const visitorIdFor = (siteId: string, visitor: string): string => hash64('visitor', siteId, visitor);
 
-/** The session id of an explicit `session` string of an imported line. */
-export const sessionIdFor = (siteId: string, session: string): string => hash64('session', siteId, session);
+/**
+ * The session id of an explicit `session` string of an imported line. With a `visitor` the session
+ * is that visitor's: exports often number sessions per user ("1", "2"), and two visitors' session
+ * "1" must not become one session. Without one, the string alone names the session.
+ */
+export const sessionIdFor = (siteId: string, session: string, visitor?: string): string =>
+  visitor === undefined ? hash64('session', siteId, session) : hash64('visitor-session', siteId, visitor, session);

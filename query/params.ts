@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Site } from '../core/domain';
 import { AppError, invalidRequest } from '../core/errors';
+import { REPORTABLE } from '../core/time';
 import type { FilterNode, ReportName, ReportQuery } from './ast';
 import { BUCKET_UNITS } from './registry/buckets';
 import { DIMENSION_KEYS, isDimension } from './registry/dimensions';
@@ -17,8 +18,6 @@ export type Params = Record<string, string | undefined>;
 /** Canonical zone name, or null when either Intl or ClickHouse does not know it. */
 export type ZoneCheck = (tz: string) => string | null;
 
-const MIN_TS = Date.UTC(1970, 0, 1);
-const MAX_TS = Date.UTC(2200, 0, 1);
 const ISO_WITH_OFFSET = z.iso.datetime({ offset: true, local: false });
 
 const int = (name: string, min: number, max: number, fallback: number) => (v: string | undefined): number => {
@@ -35,10 +34,12 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], v: string 
   return v as T;
 }
 
-function instant(name: string, v: string): number {
+/** `to` is the window's open end, so it may be the first instant of 2200 itself. */
+function instant(name: 'from' | 'to', v: string): number {
   if (!ISO_WITH_OFFSET.safeParse(v).success) throw invalidRequest(`${name}: must be an ISO 8601 date-time with an offset, e.g. 2026-01-31T00:00:00+01:00`);
   const ms = Date.parse(v);
-  if (!Number.isFinite(ms) || ms < MIN_TS || ms >= MAX_TS) throw invalidRequest(`${name}: must lie between 1970 and 2200`);
+  const beyond = name === 'to' ? ms > REPORTABLE.toMs : ms >= REPORTABLE.toMs;
+  if (!Number.isFinite(ms) || ms < REPORTABLE.fromMs || beyond) throw invalidRequest(`${name}: must lie between 1970 and 2200`);
   return ms;
 }
 

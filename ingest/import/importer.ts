@@ -58,7 +58,7 @@ export async function importEvents(
       if (ts > span.max) span.max = ts;
       chunk.push({
         import_id: importId, line: lineNo,
-        session_key: parsed.session !== undefined ? sessionIdFor(site.id, parsed.session) : '0',
+        session_key: parsed.session !== undefined ? sessionIdFor(site.id, parsed.session, parsed.visitor) : '0',
         visitor_id: derivedVisitor(site.id, parsed),
         ...enrichEvent(parsed.input, site, geo),
       });

@@ -3,6 +3,7 @@ import type { EventInput } from '../event';
 import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
 import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
 import { isCountryCode } from '../../core/countries';
+import { REPORTABLE } from '../../core/time';
 import { malformedMessage, malformedTextAt } from '../../core/text';
 
 /**
@@ -39,7 +40,7 @@ function absoluteUrl(o: Obj, field: string): string | undefined | FieldError {
   }
 }
 
-/** Years a report window may cover (query/params.ts refuses from/to outside them): events beyond could never be read. */
+/** Events a report window may cover (REPORTABLE): events beyond could never be read. */
 const FIRST_YEAR = 1970;
 const LAST_YEAR = 2200;
 
@@ -61,8 +62,7 @@ function parseTs(v: unknown): Date | string {
   // Date.parse reads ±hh:mm and ±hhmm but not a bare ±hh.
   const ms = Date.parse(/[+-]\d{2}$/.test(v) ? `${v}:00` : v);
   if (!Number.isFinite(ms)) return `ts is not a valid date and time: ${v.slice(0, 40)}`;
-  const year = new Date(ms).getUTCFullYear();
-  if (year < FIRST_YEAR || year > LAST_YEAR) return outOfRange;
+  if (ms < REPORTABLE.fromMs || ms >= REPORTABLE.toMs) return outOfRange;
   return new Date(ms);
 }
 

@@ -68,8 +68,28 @@ test('explicit visitor and session strings map to the same UInt64 ids on every i
   const r = await rows(t.siteId);
   expect(r.map((x) => x.visitor_id)).toEqual([visitorIdFor(t.siteId, 'v-42'), visitorIdFor(t.siteId, 'v-42')]);
   // The explicit session is kept even across a 90-minute gap.
-  expect(r.map((x) => x.session_id)).toEqual([sessionIdFor(t.siteId, 's-1'), sessionIdFor(t.siteId, 's-1')]);
+  expect(r.map((x) => x.session_id)).toEqual([sessionIdFor(t.siteId, 's-1', 'v-42'), sessionIdFor(t.siteId, 's-1', 'v-42')]);
   expect(r[1].entry_path).toBe('/b'); // each import stages its own rows: the first event of this import
+});
+
+test('a session string belongs to its visitor: two visitors\' session "1" are two sessions', async () => {
+  const t = await svc.tenant();
+  const url = (p: string) => `https://${t.domain}${p}`;
+  await svc.admin('events import', { site: t.siteId }, ndjson([
+    { ts: '2026-03-02T12:00:00Z', name: 'pageview', url: url('/x'), visitor: 'X', session: '1', referrer: 'https://news.ycombinator.com/', country: 'FR' },
+    { ts: '2026-03-02T12:05:00Z', name: 'pageview', url: url('/y'), visitor: 'Y', session: '1', country: 'JP' },
+    { ts: '2026-03-02T12:10:00Z', name: 'pageview', url: url('/n1'), session: 'anon' },
+    { ts: '2026-03-02T12:11:00Z', name: 'pageview', url: url('/n2'), session: 'anon' },
+  ]));
+  const r = await rows(t.siteId);
+  const [x, y, n1, n2] = r;
+  expect(x.session_id).toBe(sessionIdFor(t.siteId, '1', 'X'));
+  expect(y.session_id).toBe(sessionIdFor(t.siteId, '1', 'Y'));
+  expect(x.session_id).not.toBe(y.session_id);
+  expect(y).toMatchObject({ country: 'JP', entry_path: '/y', channel: 'Direct' });
+  // Without a visitor the string alone names the session.
+  expect(n1.session_id).toBe(sessionIdFor(t.siteId, 'anon'));
+  expect(n2.session_id).toBe(n1.session_id);
 });
 
 test('visitors without a visitor field are told apart by ip and user agent', async () => {
@@ -166,7 +186,7 @@ test('a BOM before line 1 is skipped; unpaired surrogates, impossible dates and 
     JSON.stringify({ ts: '2026-02-30T10:00:00Z', name: 'pageview', url }),
     JSON.stringify({ ts: '2026-03-05T24:00:00Z', name: 'pageview', url }),
     JSON.stringify({ ts: '0000-01-01T00:00:00Z', name: 'pageview', url }),
-    JSON.stringify({ ts: '2500-01-01T00:00:00Z', name: 'pageview', url }),
+    JSON.stringify({ ts: '2200-06-01T00:00:00Z', name: 'pageview', url }), // 2200 itself is past every report window
     // A pair escaped as two \u escapes is one well-formed character, and a +hhmm offset is fine.
     '{"ts":"2026-03-05T09:00:00+0100","name":"pageview","url":"' + url + '","props":{"smile":"\\ud83d\\ude00"}}',
     // ISO 8601's hour-only offset; an offset of 24 hours is no offset.
