@@ -2,13 +2,27 @@ import { z } from 'zod';
 import { fetchSize, type Paging } from '../core/paging';
 import './openapi'; // extends zod with .openapi() before the schemas below use it
 
+/**
+ * A whole number in a query string, as the reports read theirs (query/params.ts): digits only, so
+ * `0x2`, `1e0`, `2.0`, an empty value and a repeated parameter are refused with the same words, never
+ * read as some other number.
+ */
+function integerParam(min: number, max: number, fallback: number) {
+  const message = `must be an integer from ${min} to ${max}`;
+  return z
+    .string({ error: message })
+    .regex(/^\d{1,10}$/, message)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, message)
+    .optional()
+    .transform((n) => n ?? fallback)
+    .openapi({ type: 'integer', minimum: min, maximum: max, default: fallback });
+}
+
 /** `limit` 1-1000 (default 100) and `offset` (default 0), refused outside those bounds, never clamped. */
 export const pagingShape = {
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  // TRAP: the OpenAPI generator calls a schema nullable when it accepts null, and coercion turns null
-  // into 0; the explicit description keeps the document honest.
-  offset: z.coerce.number().int().min(0).max(1_000_000_000).default(0)
-    .openapi({ type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 }),
+  limit: integerParam(1, 1000, 100),
+  offset: integerParam(0, 1_000_000_000, 0),
 };
 export const pagingQuery = z.object(pagingShape);
 
