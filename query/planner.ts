@@ -41,9 +41,15 @@ export const resolveRange: Pass = (q, ctx) => {
 /** Windows reaching before the organisation's retention start at the cutoff, flagged clamped. */
 export const clampRetention: Pass = (q, ctx) => ({ ...q, range: clampToRetention(q.range!, ctx.now, ctx.retentionDays) });
 
-/** Default unit by window length (thresholds inclusive, on the local calendar). */
+const TWO_DAYS_MS = 2 * 24 * 3600 * 1000;
+
+/**
+ * Default unit by window length (thresholds inclusive, on the local calendar). Two days are hourly
+ * counted either way: 48 real hours across a spring-forward night span 49 wall-clock hours, and two
+ * calendar days across a fall-back night last 49 real hours; both are "up to 2 days".
+ */
 export function defaultUnit(span: Span, tz: string): BucketUnit {
-  if (span.to <= addCalendar(span.from, tz, 'day', 2)) return 'hour';
+  if (span.to - span.from <= TWO_DAYS_MS || span.to <= addCalendar(span.from, tz, 'day', 2)) return 'hour';
   if (span.to <= addCalendar(span.from, tz, 'month', 3)) return 'day';
   if (span.to <= addCalendar(span.from, tz, 'month', 24)) return 'week';
   return 'month';

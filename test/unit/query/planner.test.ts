@@ -55,6 +55,12 @@ describe('default unit (thresholds inclusive, local calendar)', () => {
   test('two local days across a fall-back (49 hours) are still hourly', () => {
     expect(defaultUnit({ from: ms('2026-10-23T22:00:00Z'), to: ms('2026-10-25T23:00:00Z') }, 'Europe/Paris')).toBe('hour');
   });
+
+  test('48 real hours across a spring-forward (49 wall-clock hours) are hourly; one hour more is daily', () => {
+    const from = ms('2026-03-08T00:00:00Z');
+    expect(defaultUnit({ from, to: from + 48 * 3600_000 }, 'America/New_York')).toBe('hour');
+    expect(defaultUnit({ from, to: from + 49 * 3600_000 + 1 }, 'America/New_York')).toBe('day');
+  });
 });
 
 describe('resolveBuckets', () => {
