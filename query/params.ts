@@ -5,7 +5,7 @@ import { REPORTABLE } from '../core/time';
 import type { FilterNode, ReportName, ReportQuery } from './ast';
 import { BUCKET_UNITS } from './registry/buckets';
 import { DIMENSION_KEYS, isDimension } from './registry/dimensions';
-import { FILTERS, FILTER_KEYS, aiChannelOnly, filterValue, isFilterKey } from './registry/filters';
+import { FILTERS, FILTER_KEYS, aiChannelOnly, filterValue, isFilterKey, type FilterDef } from './registry/filters';
 import { PERIODS, type WindowRequest } from './window/resolve';
 
 /**
@@ -103,7 +103,12 @@ export function parseFilters(p: Params): FilterNode | null {
     if (!isFilterKey(name)) throw invalidRequest(`${key}: unknown filter; valid filters are ${FILTER_KEYS.map((k) => 'filter_' + k).join(', ')}`);
     if (raw.length === 0) throw invalidRequest(`${key}: must not be empty`);
     if (raw.length > MAX_FILTER_VALUE) throw invalidRequest(`${key}: must be at most ${MAX_FILTER_VALUE} characters`);
-    items.push({ kind: 'cond', filter: name, op: FILTERS[name].op, value: filterValue(name, raw) });
+    const value = filterValue(name, raw);
+    const closed: readonly string[] | undefined = (FILTERS[name] as FilterDef).values;
+    if (closed && value !== '' && !closed.includes(value)) {
+      throw invalidRequest(`${key}: "${raw.slice(0, 64)}" is not a ${name.replace('_', ' ')}; valid values are ${closed.join(', ')}`);
+    }
+    items.push({ kind: 'cond', filter: name, op: FILTERS[name].op, value });
   }
   items.sort((a, b) => (a.kind === 'cond' && b.kind === 'cond' ? a.filter.localeCompare(b.filter) : 0));
   if (items.length === 0) return null;

@@ -51,6 +51,9 @@ export const CHANNEL_RULES: readonly Rule[] = [
 
 export const UNASSIGNED = 'Unassigned';
 
+/** Every channel a session can be given, in rule order. */
+export const CHANNELS: readonly string[] = [...CHANNEL_RULES.map(([channel]) => channel), UNASSIGNED];
+
 export function channelOf(input: ChannelInput): string {
   for (const [channel, test] of CHANNEL_RULES) if (test(input)) return channel;
   return UNASSIGNED;

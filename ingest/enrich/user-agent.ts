@@ -15,6 +15,8 @@ export interface ClientFields extends BotInfo {
 }
 
 const DEVICE: Record<string, string> = { desktop: 'Desktop', mobile: 'Mobile', tablet: 'Tablet', tv: 'TV', bot: 'Bot' };
+/** Every device a client can be given (empty aside). */
+export const DEVICES: readonly string[] = Object.values(DEVICE);
 const CACHE_SIZE = 5000;
 const cache = new Map<string, ClientFields>();
 

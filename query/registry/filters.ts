@@ -1,4 +1,6 @@
-import { AI_CHANNEL } from '../../ingest/enrich/channel';
+import { BOT_KINDS } from '../../ingest/enrich/bots';
+import { AI_CHANNEL, CHANNELS } from '../../ingest/enrich/channel';
+import { DEVICES } from '../../ingest/enrich/user-agent';
 import type { FilterNode, RollupSource } from '../ast';
 import { col, eq, str, type Expr } from '../sql/ast';
 import { DIMENSIONS, type DimensionDef, type DimensionKey } from './dimensions';
@@ -28,7 +30,15 @@ export interface FilterDef {
   normalize?: (value: string) => string;
   /** Rollups whose rows carry what the filter compares (session attributes, crawler kind, pages). */
   rollups: readonly RollupSource[];
+  /**
+   * The whole set of values a closed dimension takes: a value is matched in any case and one outside
+   * the set is refused (a typo would otherwise answer zeros as if nothing had happened).
+   */
+  values?: readonly string[];
 }
+
+/** The member of a closed set a value names in any case, or the value as given. */
+const inCase = (values: readonly string[]) => (v: string) => values.find((x) => x.toLowerCase() === v.toLowerCase()) ?? v;
 
 const BOTH: readonly RollupSource[] = ['slices', 'pages'];
 
@@ -61,18 +71,18 @@ export const FILTERS = {
   goal: { level: 'event', subject: null, op: 'equals', rollups: [] },
   browser: labelledAttr('browser'),
   os: labelledAttr('os'),
-  device: labelledAttr('device'),
+  device: { ...labelledAttr('device', inCase(DEVICES)), values: DEVICES },
   country: sessionAttr('country', (v) => v.toUpperCase()),
   region: sessionAttr('region'),
   city: sessionAttr('city'),
   referrer: labelledAttr('referrer', (v) => v.toLowerCase().replace(/^www\./, '')),
-  channel: labelledAttr('channel'),
+  channel: { ...labelledAttr('channel', inCase(CHANNELS)), values: CHANNELS },
   utm_source: sessionAttr('utm_source'),
   utm_medium: sessionAttr('utm_medium'),
   utm_campaign: sessionAttr('utm_campaign'),
   gad_campaign_id: sessionAttr('gad_campaign_id'),
   utm_term: sessionAttr('utm_term'),
-  bot_kind: { level: 'event', subject: () => col('bot_kind'), op: 'equals', rollups: BOTH },
+  bot_kind: { level: 'event', subject: () => col('bot_kind'), op: 'equals', rollups: BOTH, normalize: inCase(BOT_KINDS), values: BOT_KINDS },
 } satisfies Record<FilterKey, FilterDef>;
 
 /** `filters` ANDed with "the session came from an AI assistant" (AI referrals, AI-referred revenue). */

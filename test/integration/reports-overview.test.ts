@@ -57,6 +57,20 @@ test('revenue with a session filter follows the payment to its attributed sessio
   expect((await s.ok('/overview', { period: 'last7d', filter_country: 'DE' })).data).toMatchObject({ payments: 0, revenue_cents: 0, visitors: 1 });
 });
 
+test('closed-set filters (channel, device, bot_kind) match in any case and refuse a value outside the set', async () => {
+  for (const [name, canonical, typed] of [['channel', 'Organic Search', 'organic SEARCH'], ['device', 'Desktop', 'desktop'], ['bot_kind', 'search_engine', 'Search_Engine']]) {
+    const params = { period: 'last7d', bots: 'included' };
+    const a = (await s.ok('/overview', { ...params, [`filter_${name}`]: canonical })).data;
+    expect((await s.ok('/overview', { ...params, [`filter_${name}`]: typed })).data).toEqual(a);
+  }
+  expect((await s.ok('/overview', { period: 'last7d', filter_device: 'desktop' })).data.visitors).toBeGreaterThan(0);
+  const typo = await s.get('/overview', { period: 'last7d', filter_channel: 'Organic Serach' });
+  expect(typo.status).toBe(400);
+  expect(typo.body.error.message).toMatch(/^filter_channel: "Organic Serach" is not a channel; valid values are Direct, .*Organic Search.*Unassigned$/);
+  expect((await s.get('/overview', { period: 'last7d', filter_bot_kind: 'crawler' })).body.error.message).toMatch(/^filter_bot_kind: "crawler" is not a bot kind; valid values are ai_training/);
+  expect((await s.get('/overview', { period: 'last7d', filter_channel: '(not set)' })).status).toBe(200);
+});
+
 test('a window before all events is all zeros, never an error', async () => {
   const body = await s.ok('/overview', { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' });
   expect(Object.values(body.data).every((v) => v === 0)).toBe(true);
