@@ -65,7 +65,11 @@ export class ShareRepo {
     const now = nowMs();
     const live = prev?.active ? prev : undefined;
     const days = input.expires_in_days !== undefined ? input.expires_in_days : prev?.expires_in_days ?? null;
-    const panels = { ...DEFAULT_PANELS, ...(prev ? (JSON.parse(prev.panels) as Partial<Panels>) : {}), ...input.panels };
+    // A board re-created after DELETE is a new board (new slug, created_at, views): it keeps the closed
+    // board's layout but starts with revenue off, as every new board does, unless this save asks.
+    const kept = prev ? (JSON.parse(prev.panels) as Partial<Panels>) : {};
+    if (!live) kept.revenue = false;
+    const panels = { ...DEFAULT_PANELS, ...kept, ...input.panels };
     return this.table.put({
       site_id: site.id,
       slug: live?.slug ?? newSlug(),

@@ -113,6 +113,18 @@ test('DELETE deactivates: the link answers 404; a later PUT issues a new slug an
   expect((await page(again.slug)).status).toBe(200);
 });
 
+test('a board re-created after DELETE keeps its layout but starts with revenue off, unless the PUT asks', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
+  expect((await put({ revenue: true, heatmap: false, label: 'Board' }, s)).body.data.panels).toMatchObject({ revenue: true, heatmap: false });
+  await svc.api('DELETE', `/sites/${s.siteId}/share`, { token: s.token });
+  const again = (await put({ label: 'again' }, s)).body.data;
+  expect(again.panels).toMatchObject({ revenue: false, heatmap: false });
+  await svc.api('DELETE', `/sites/${s.siteId}/share`, { token: s.token });
+  expect((await put({ revenue: true }, s)).body.data.panels.revenue).toBe(true);
+  // A live board keeps its switches between saves.
+  expect((await put({ label: 'kept' }, s)).body.data.panels.revenue).toBe(true);
+});
+
 test('an expired board answers 404 on the page and its data; the API still shows it with days_left 0', async () => {
   const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   setClock('2026-03-01T12:00:00Z');
