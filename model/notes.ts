@@ -66,6 +66,17 @@ export class NotesRepo {
    * in [from, to); a date note when its day's midnight in the window's zone is, so a day-note shows
    * on the day it names whatever zone the viewer uses.
    */
+  /** When the site's earliest note happened, read in tz (date notes at that day's midnight); null without notes. */
+  async earliest(site: Site, tz: string): Promise<number | null> {
+    const [row] = await this.table.select('site_id = {s:UUID}', { s: site.id, wtz: tz }, `ORDER BY ${EFFECTIVE('wtz')} ASC LIMIT 1`);
+    if (!row) return null;
+    if (row.granularity === 'date' && row.occurred_date) {
+      const [y, m, d] = row.occurred_date.split('-').map(Number);
+      return zonedMidnight(y, m, d, tz);
+    }
+    return Date.parse(chToIso(row.occurred_at)!);
+  }
+
   list(site: Site, page: { limit: number; offset: number }, window?: ResolvedWindow): Promise<NoteRow[]> {
     const params: Record<string, unknown> = {
       s: site.id, stz: site.timezone, lim: fetchSize(page), off: page.offset,

@@ -48,8 +48,12 @@ export default function notesRoutes(r: RouteRegistrar): void {
     tag: 'notes', scope: 'notes:read', query: ListQuery, response: z.array(NoteOut),
     meta: { page: PageMeta, range: RangeMeta.optional() },
     async handler({ app, principal, site, query }) {
-      const window = hasWindow(query) ? resolveWindow(query, 'last30d', principal.retentionDays) : undefined;
-      const rows = await new NotesRepo(app.store).list(site, query, window);
+      const repo = new NotesRepo(app.store);
+      // `all` starts at the earliest note, as a report's starts at the earliest event: a backfilled
+      // note before the retention cutoff then makes the window clamped, not silently narrower.
+      const allFrom = query.period === 'all' ? ((await repo.earliest(site, query.tz)) ?? undefined) : undefined;
+      const window = hasWindow(query) ? resolveWindow(query, 'last30d', principal.retentionDays, allFrom) : undefined;
+      const rows = await repo.list(site, query, window);
       const team = await members(app, site.org_id);
       const out = paged(rows.map((row) => noteOut(row, site, team)), query);
       // meta.range only when a window was asked for; without one the newest notes come back.

@@ -123,6 +123,21 @@ describe('listing notes', () => {
     expect(res.body.error.message).toContain(message);
   });
 
+  test('period=all starts at the earliest note; a backfilled note before the retention makes it clamped', async () => {
+    setClock('2026-03-20T12:00:00Z');
+    const all = await list('?period=all', s.token, s.siteId);
+    expect(all.body.data.map((n: { body: string }) => n.body)).toEqual(['c', 'b', 'a']);
+    expect(all.body.meta.range).toEqual({ from: '2025-01-15T10:00:00+00:00', to: '2026-03-20T12:00:00+00:00', tz: 'UTC', clamped: false });
+    const old = await svc.tenant({ scopes: ['notes:write'] });
+    for (const [body, at] of [['founding', '1900-01-01T00:00:00Z'], ['launch', '2026-03-01T10:00:00Z']]) {
+      expect((await post({ body, occurred_at: at, granularity: 'minute' }, old.token, old.siteId)).status).toBe(201);
+    }
+    const clamped = await list('?period=all', old.token, old.siteId);
+    expect(clamped.body.data.map((n: { body: string }) => n.body)).toEqual(['launch']);
+    expect(clamped.body.meta.range.clamped).toBe(true);
+    expect(Date.parse(clamped.body.meta.range.from)).toBe(Date.parse('2026-03-20T12:00:00Z') - 1095 * 86_400_000);
+  });
+
   test('a window older than the retention is clamped and says so', async () => {
     setClock('2026-03-20T12:00:00Z');
     const res = await list('?from=2000-01-01T00:00:00Z&to=2026-03-20T00:00:00Z', s.token, s.siteId);
