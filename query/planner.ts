@@ -132,6 +132,14 @@ export function leaves(node: FilterNode | null): FilterNode[] {
 }
 
 /**
+ * Whether every filter compares a session attribute (carried by every event of the session, so a
+ * session matches or not as a whole, whatever the window holds of it). Payments follow such filters
+ * to their attributed session's attributes (lower/parts.ts attributedPayments).
+ */
+export const onlySessionFilters = (node: FilterNode | null): boolean =>
+  !!node && leaves(node).every((l) => l.kind === 'cond' && (FILTERS[l.filter] as FilterDef).level === 'session');
+
+/**
  * Decide tables: the quarter-hour session rollup answers reports grouped by time or by a session
  * attribute, the page rollup path and hostname breakdowns, when every filter's subject is on that
  * rollup's rows and the bucket unit sits on quarter hours (partial quarters at the window's ends are

@@ -6,6 +6,7 @@ import {
 } from '../sql/ast';
 import { BUILTIN_EVENTS } from '../../model/goals';
 import { baseWhere, goalCondition, metricColumns, metricScope, pageBounds, relationOf, splitBySource } from './common';
+import { onlySessionFilters } from '../planner';
 import { attributedPayments } from './parts';
 
 /**
@@ -22,8 +23,8 @@ export interface BreakdownStatements {
   /**
    * Rows that follow the ranked ones: labels whose attributed revenue in the window came from
    * sessions with no event in it (a visit before midnight, a purchase after), ranked after every
-   * row with visitors (their visitors are 0), by label. Without filters only: with filters a payment
-   * counts only when its session had a matching row in the window, so its label is ranked already.
+   * row with visitors (their visitors are 0), by label. Without filters, or with filters on session
+   * attributes only (a payment follows them to its session's attributes, lower/parts.ts).
    */
   revenueOnly?: { rows: (skip: number, take: number) => SelectNode; rankedCount: SelectNode };
   extras: readonly string[];
@@ -83,7 +84,10 @@ export function lowerBreakdown(q: ReportQuery, def: DimensionDef = DIMENSIONS[q.
   const revenue = carriesRevenue
     ? (labels: readonly string[]) => attributedPayments(q, { label: def.label(), extras: def.extra, only: { labels } })
     : undefined;
-  const revenueOnly = carriesRevenue && !q.filters ? revenueOnlyRows(q, def, grouped(q, def, source, [])) : undefined;
+  // With filters on other than session attributes a payment counts only when its session had a
+  // matching row in the window, so its label is ranked already.
+  const followsSessions = !q.filters || onlySessionFilters(q.filters);
+  const revenueOnly = carriesRevenue && followsSessions ? revenueOnlyRows(q, def, grouped(q, def, source, [])) : undefined;
   return { ranking, goals, revenue, revenueOnly, extras: Object.keys(def.extra), fields: def.fields };
 }
 

@@ -1,5 +1,6 @@
 import { ROLLUP_SESSION_ATTRIBUTES } from '../../clickhouse/rollups';
-import type { ReportQuery } from '../ast';
+import type { FilterNode, ReportQuery } from '../ast';
+import { onlySessionFilters } from '../planner';
 import { METRICS, type MetricKey } from '../registry/metrics';
 import {
   and, as, bin, col, eq, fn, inSet, join, lit, param, scalar, select, str, subquery, table, tuple, union, type Expr, type SelectNode, type UnionNode,
@@ -174,9 +175,17 @@ function grouping(group: PaymentGrouping): Expr | undefined {
 
 /**
  * Payments joined to the session they are attributed to: the paying visitor's latest session
- * started before the payment (ASOF JOIN). With filters, only payments whose session had a row in
- * the window matching them count. `group` adds a label column and restricts it (PaymentGrouping).
+ * started before the payment (ASOF JOIN). Filters on session attributes alone select payments whose
+ * attributed session has those attributes, whether or not it had an event in the window, exactly as
+ * an unfiltered breakdown row holds them (so drilling into a row keeps its revenue). Other filters
+ * (paths, goals, links, crawler kinds) need a row in the window matching them in that session.
+ * `group` adds a label column and restricts it (PaymentGrouping).
  */
+function paymentFilter(filters: FilterNode, q: ReportQuery): Expr {
+  // Unqualified subjects resolve to the session side: the payment side has no attribute columns.
+  return onlySessionFilters(filters) ? filterCondition(filters) : inSet(col('session_id', 's'), rowSet(q, 'session_id'));
+}
+
 export function attributedPayments(q: ReportQuery, group?: PaymentGrouping): SelectNode {
   const paying = paymentRows(q, ['visitor_id']);
   const sessionsOfPayers = select({
@@ -193,10 +202,10 @@ export function attributedPayments(q: ReportQuery, group?: PaymentGrouping): Sel
       bin('>=', col('paid_at', 'p'), col('session_start', 's')),
     ))],
     where: and(
-      q.filters ? inSet(col('session_id', 's'), rowSet(q, 'session_id')) : undefined,
+      q.filters ? paymentFilter(q.filters, q) : undefined,
       // A payment attributed to no session (no visitor id, or none we saw) counts in totals only:
-      // unmatched, its session columns are empty and would land in a `(direct)` or `(not set)` row.
-      group ? bin('!=', col('session_id', 's'), lit(0)) : undefined,
+      // unmatched, its session columns are empty and would match a `(direct)` or `(not set)` row.
+      group || q.filters ? bin('!=', col('session_id', 's'), lit(0)) : undefined,
       group ? grouping(group) : undefined,
     ),
     groupBy: group ? [col('label'), ...Object.keys(group.extras).map((n) => col(n))] : undefined,

@@ -46,6 +46,21 @@ test('paging runs through the ranked rows into the revenue-only ones, has_more m
 test('a dimension that leaves out sessions without a value gives no empty revenue row; with filters the rows are as documented', async () => {
   // carol's session had no campaign: her revenue is in no utm_campaign row, as her visit would be in none.
   expect((await s.ok('/breakdowns/utm_campaign', DAY)).data).toEqual([row('spring', 1, 0)]);
-  // With filters a payment counts only when its session had a matching row in the window (docs/REPORTS.md).
-  expect((await s.ok('/breakdowns/referrer', { ...DAY, filter_channel: 'Organic Search' })).data).toEqual([row('google.com', 1, 0)]);
+  // A filter on a session attribute follows the payment to its session, as the unfiltered row does.
+  expect((await s.ok('/breakdowns/referrer', { ...DAY, filter_channel: 'Organic Search' })).data).toEqual([row('google.com', 1, 0), row('bing.com', 0, 5000)]);
+  // Any other filter needs a matching row of the session in the window (docs/REPORTS.md).
+  expect((await s.ok('/breakdowns/referrer', { ...DAY, filter_path: '/offer' })).data).toEqual([row('google.com', 1, 0)]);
+  expect((await s.ok('/overview', { ...DAY, filter_path: '/landing' })).data).toMatchObject({ payments: 0, revenue_cents: 0 });
+});
+
+test('drilling into a breakdown row keeps its revenue: the filtered overview and breakdown give the row\'s figure', async () => {
+  for (const [dimension, filter] of [['channel', 'filter_channel'], ['referrer', 'filter_referrer'], ['entry_path', 'filter_entry_path']]) {
+    const rows: { label: string; revenue_cents: number }[] = (await s.ok(`/breakdowns/${dimension}`, DAY)).data;
+    for (const r of rows) {
+      const overview = (await s.ok('/overview', { ...DAY, [filter]: r.label })).data;
+      expect([dimension, r.label, overview.revenue_cents]).toEqual([dimension, r.label, r.revenue_cents]);
+      const narrowed: { label: string; revenue_cents: number }[] = (await s.ok(`/breakdowns/${dimension}`, { ...DAY, [filter]: r.label })).data;
+      expect(narrowed.map((n) => [n.label, n.revenue_cents])).toEqual([[r.label, r.revenue_cents]]);
+    }
+  }
 });
