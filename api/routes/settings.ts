@@ -14,6 +14,13 @@ export const hostnameSchema = z
   .toLowerCase()
   .refine((h) => HOSTNAME_RE.test(h), 'must be a bare hostname such as example.com (no scheme, port or path)');
 
+/** Codes ICU knows as currencies (ISO 4217): `XYZ` or a typo would make every payment "another currency". */
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+export const currencySchema = z
+  .string()
+  .transform((c) => c.trim().toUpperCase())
+  .refine((c) => CURRENCIES.has(c), 'must be an ISO 4217 currency code such as USD or EUR');
+
 /** Lists are lower-cased and de-duplicated; the limit applies to what remains. */
 function list(name: string, max: number, item: z.ZodType<string, string>, fix: (s: string) => string = (s) => s) {
   return z
@@ -43,7 +50,7 @@ export const SettingsPatch = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   domain: hostnameSchema.optional(),
   timezone: z.string().refine(isValidTimeZone, 'unknown IANA timezone').optional(),
-  currency: z.string().regex(/^[A-Za-z]{3}$/, 'ISO 4217 code expected').transform((c) => c.toUpperCase()).optional(),
+  currency: currencySchema.optional(),
   excluded_paths: list('excluded_paths', 50, z.string().max(300), decodedPath).optional(),
   allowed_hostnames: list('allowed_hostnames', MAX_ALLOWED_HOSTNAMES, hostnameSchema).optional(),
   excluded_hostnames: list('excluded_hostnames', 50, hostnameSchema).optional(),

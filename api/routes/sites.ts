@@ -5,7 +5,7 @@ import { canReach } from '../auth';
 import { PageMeta, Timestamp } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
-import { DOMAIN_TAKEN, hostnameSchema, settingsResponse, settingsRoutes } from './settings';
+import { DOMAIN_TAKEN, currencySchema, hostnameSchema, settingsResponse, settingsRoutes } from './settings';
 import { siteZone } from '../../query/context';
 
 const SiteOut = z.object({
@@ -21,7 +21,7 @@ const CreateSite = z.strictObject({
   domain: hostnameSchema,
   name: z.string().trim().min(1).max(200).optional(),
   timezone: z.string().refine(isValidTimeZone, 'unknown IANA timezone').optional(),
-  currency: z.string().regex(/^[A-Za-z]{3}$/, 'ISO 4217 code expected').optional(),
+  currency: currencySchema.optional(),
 });
 
 export default function sitesRoutes(r: RouteRegistrar): void {

@@ -4,8 +4,9 @@ import type { AppContext } from '../../api/context';
 import { chToIso } from '../../clickhouse/meta';
 import { ALL_SCOPES, ROLES, type Scope } from '../../core/domain';
 import { AppError, invalidRequest, notFound } from '../../core/errors';
+import { nowMs } from '../../core/clock';
 import { isValidTimeZone } from '../../core/time';
-import { hostnameSchema } from '../../api/routes/settings';
+import { currencySchema, hostnameSchema } from '../../api/routes/settings';
 import { siteZone } from '../../query/context';
 
 /**
@@ -20,6 +21,15 @@ export interface AdminCommand<A extends z.ZodType = z.ZodType> {
 /** A required uuid flag; `what` names it in the error (`--site must be a site uuid`). */
 // Ids are compared as stored (lower case); the API takes them in any case, so the CLI does too.
 export const uuid = (name: string, what = 'uuid') => z.string({ error: `--${name} is required` }).uuid(`--${name} must be a ${what}`).transform((s) => s.toLowerCase());
+/**
+ * A whole-number flag: digits only (`1e3`, `0x10` and `2.0` are refused, never read as some other
+ * number), from min to max. Messages are completed with the flag's name (flagError).
+ */
+export function wholeNumber(min: number, max: number) {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z.string({ error: 'is required' }).regex(/^\d{1,16}$/, message).transform(Number).refine((v) => v >= min && v <= max, message);
+}
+
 const csv = z.string().optional().transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
 
 async function requireOrg(ctx: AppContext, id: string) {
@@ -48,8 +58,8 @@ const keyOut = async (ctx: AppContext, orgId: string) => {
 export const COMMANDS: Record<string, AdminCommand> = {
   'org create': define({
     args: z.object({
-      name: z.string({ error: '--name is required' }).trim().min(1).max(200),
-      'retention-days': z.coerce.number().int().min(1).max(36500).default(1095),
+      name: z.string({ error: '--name is required' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+      'retention-days': wholeNumber(1, 36500).optional().transform((d) => d ?? 1095),
     }),
     async run(ctx, a) {
       const org = await ctx.repos.createOrg(a.name, a['retention-days']);
@@ -88,7 +98,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       domain: hostnameSchema,
       name: z.string().trim().min(1).max(200).optional(),
       timezone: z.string().refine(isValidTimeZone, '--timezone must be an IANA timezone').optional(),
-      currency: z.string().regex(/^[A-Za-z]{3}$/, '--currency must be an ISO 4217 code').optional(),
+      currency: currencySchema.optional(),
     }),
     async run(ctx, a) {
       await requireOrg(ctx, a.org);
@@ -101,12 +111,16 @@ export const COMMANDS: Record<string, AdminCommand> = {
     args: z.object({
       org: uuid('org'),
       user: uuid('user'),
-      scopes: csv.pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], { error: `--scopes takes ${ALL_SCOPES.join(',')}` }))),
-      // Given but empty (a script's unset variable) is refused: it would make the widest key, every site.
+      // Given but empty (a script's unset variable) is refused, like --sites: the key made would not be the one asked for.
+      scopes: z.string().optional()
+        .refine((s) => s === undefined || s.split(',').some((x) => x.trim()), '--scopes names no scope; leave it out for an analytics:read key')
+        .pipe(csv).pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], { error: `--scopes takes ${ALL_SCOPES.join(',')}` }))),
+      // Given but empty is refused: it would make the widest key, every site.
       sites: z.string().optional()
         .refine((s) => s === undefined || s.split(',').some((x) => x.trim()), '--sites names no site; leave it out for a key that reads every site')
         .pipe(csv).pipe(z.array(z.string().uuid('--sites takes site uuids').transform((s) => s.toLowerCase()))),
-      'expires-at': z.string().datetime({ offset: true, error: '--expires-at must be ISO 8601 with an offset' }).optional(),
+      'expires-at': z.string().datetime({ offset: true, error: '--expires-at must be ISO 8601 with an offset' })
+        .refine((at) => Date.parse(at) > nowMs(), '--expires-at is in the past: the key would never work').optional(),
       name: z.string().max(200).optional(),
     }),
     async run(ctx, a) {

@@ -15,7 +15,9 @@ import { COMMANDS } from './commands';
 export async function startAdminServer(ctx: AppContext, socketPath: string): Promise<() => Promise<void>> {
   mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
   if (existsSync(socketPath)) unlinkSync(socketPath); // stale socket from a killed process
-  const server = http.createServer((req, res) => void handle(ctx, req, res));
+  // Flags travel in the query string: a long one (a --sites list of hundreds of uuids, an over-long
+  // --name) must reach the command's own check, not Node's 16 KB header limit (431, no flag named).
+  const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => void handle(ctx, req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // The socket file is its own access control: created 0600 (listen binds synchronously, so the
