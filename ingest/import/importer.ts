@@ -48,6 +48,7 @@ export async function importEvents(
     for await (const read of boundedLines(body, MAX_LINE)) {
       lineNo++;
       if (read.tooLong) { reject(lineNo, `line is longer than ${MAX_LINE} bytes`); continue; }
+      if (read.notUtf8) { reject(lineNo, 'line is not valid UTF-8 text'); continue; }
       // A byte-order mark some editors write at the start of a UTF-8 file is not part of line 1.
       const text = lineNo === 1 && read.text.charCodeAt(0) === 0xfeff ? read.text.slice(1) : read.text;
       if (!text.trim()) continue;

@@ -1,7 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 
-/** A line of the stream: its text (CR LF ends a line too), or `tooLong` when it passed the cap. */
-export type Line = { text: string; tooLong?: false } | { text?: undefined; tooLong: true };
+/**
+ * A line of the stream: its text (CR LF ends a line too), `tooLong` when it passed the cap, or
+ * `notUtf8` when its bytes are not UTF-8 (decoding would store U+FFFD in their place, silently).
+ */
+export type Line = { text: string; tooLong?: false; notUtf8?: false } | { text?: undefined; tooLong: true } | { text?: undefined; tooLong?: false; notUtf8: true };
 
 const NEWLINE = 0x0a;
 
@@ -17,7 +21,7 @@ export async function* boundedLines(input: Readable, maxBytes: number): AsyncGen
   const finish = (): Line => {
     let bytes = overflow ? undefined : Buffer.concat(parts, held);
     if (bytes?.[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, -1); // CR LF ends a line too
-    const line: Line = bytes && bytes.length <= maxBytes ? { text: bytes.toString('utf8') } : { tooLong: true };
+    const line: Line = !bytes || bytes.length > maxBytes ? { tooLong: true } : isUtf8(bytes) ? { text: bytes.toString('utf8') } : { notUtf8: true };
     parts = [];
     held = 0;
     overflow = false;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import proxyaddr from 'proxy-addr';
@@ -125,6 +126,8 @@ function precheck(req: IncomingMessage): AppError | null {
 const bomLength = (body: Buffer) => (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0);
 
 function parseJson(body: Buffer): unknown | AppError {
+  // Invalid bytes would be stored as U+FFFD, silently changing a path or a prop.
+  if (!isUtf8(body)) return new AppError(400, 'invalid_request', 'The request body is not valid UTF-8 text.');
   try {
     return JSON.parse(body.toString('utf8', bomLength(body)));
   } catch {

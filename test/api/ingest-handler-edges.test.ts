@@ -81,6 +81,13 @@ test('a body led by a UTF-8 byte order mark is read as its JSON, as import reads
   expect((await request('POST', `${svc.plainBase}/api/event`, { raw: ' \ufeff{}', headers: { 'content-type': 'application/json' } })).status).toBe(400);
 });
 
+test('a body that is not UTF-8 is refused, not stored with U+FFFD in place of its bytes', async () => {
+  const latin1 = Buffer.from('{"n":"pageview","u":"https://page.example/caf\xe9","d":"page.example"}', 'latin1');
+  const res = await request('POST', `${svc.plainBase}/api/event`, { raw: latin1, headers: { 'content-type': 'application/json' } });
+  expect(res.status).toBe(400);
+  expect(res.body.error).toEqual({ code: 'invalid_request', message: 'The request body is not valid UTF-8 text.' });
+});
+
 describe('a compressed body (Content-Encoding, as a server-side client may send)', () => {
   const send = (raw: Buffer | string, encoding: string) =>
     request('POST', `${svc.plainBase}/api/event`, { raw, headers: { 'content-type': 'application/json', 'content-encoding': encoding } });

@@ -209,6 +209,18 @@ test('a BOM before line 1 is skipped; unpaired surrogates, impossible dates and 
   expect(stored.map((r) => r.props.smile ?? null)).toContain('\u{1F600}');
 });
 
+test('a line that is not UTF-8 (a Latin-1 export) is refused by number; the others import', async () => {
+  const t = await svc.tenant();
+  const file = Buffer.concat([
+    Buffer.from(JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'pageview', url: `https://${t.domain}/ok` }) + '\n'),
+    Buffer.from(`{"ts":"2026-03-05T08:01:00Z","name":"pageview","url":"https://${t.domain}/caf\xe9"}\n`, 'latin1'),
+    Buffer.from(JSON.stringify({ ts: '2026-03-05T08:02:00Z', name: 'pageview', url: `https://${t.domain}/caf\u00e9` }) + '\n'),
+  ]);
+  const out = await svc.admin('events import', { site: t.siteId }, file);
+  expect(out).toEqual({ imported: 2, rejected: 1, errors: [{ line: 2, message: 'line is not valid UTF-8 text' }] });
+  expect((await rows(t.siteId)).map((r) => r.pathname)).toEqual(['/ok', '/café']);
+});
+
 test('an unknown site is refused', async () => {
   await expect(svc.admin('events import', { site: '00000000-0000-4000-8000-000000000000' }, '')).rejects.toMatchObject({ status: 404 });
 });

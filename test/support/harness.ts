@@ -23,7 +23,7 @@ export interface TestService {
   plainBase: string;
   api(method: string, apiPath: string, opts?: RequestOptions): Promise<HttpResult>;
   /** Run an admin command in-process, exactly as the socket would. `body` feeds streaming commands. */
-  admin<T = any>(command: string, args: Record<string, string | undefined>, body?: string): Promise<T>;
+  admin<T = any>(command: string, args: Record<string, string | undefined>, body?: string | Buffer): Promise<T>;
   /** An organisation with an owner, one site and a key with the given scopes. */
   tenant(opts?: { scopes?: Scope[]; domain?: string; sites?: number; timezone?: string }): Promise<Tenant>;
   stop(): Promise<void>;
@@ -59,7 +59,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   const ctx = running.ctx;
   let domainSeq = 0;
 
-  const admin = async <T>(command: string, args: Record<string, string | undefined>, body?: string): Promise<T> => {
+  const admin = async <T>(command: string, args: Record<string, string | undefined>, body?: string | Buffer): Promise<T> => {
     const def = COMMANDS[command];
     if (!def) throw new Error(`no admin command ${command}`);
     const clean = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
