@@ -1,4 +1,5 @@
 import type { ClickHouseSettings } from '@clickhouse/client';
+import { AppError } from '../core/errors';
 import { nextVersion } from '../core/ids';
 import { logger } from '../core/logger';
 import type { FeedLock } from './feed-lock';
@@ -73,6 +74,7 @@ export class RollupFeeder {
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private lastFeedFailed = false;
 
   /**
    * `afterRollup` runs after each rollup's insert: crash tests throw there to cut a feed short.
@@ -104,6 +106,17 @@ export class RollupFeeder {
     } finally {
       // A failed write stored nothing, or stored blocks the next feed picks up either way.
       w.done = true;
+    }
+  }
+
+  /**
+   * catchUp, refused (503) when the feed it waited for failed: a report must not answer from rollups
+   * that lack events already acknowledged (the failed range is retried by the next feed).
+   */
+  async upToDate(): Promise<void> {
+    await this.catchUp();
+    if (this.lastFeedFailed) {
+      throw new AppError(503, 'storage_unavailable', 'Recent events are not in the reports yet (the rollup feed failed and is being retried); try again shortly.', undefined, { 'Retry-After': '2' });
     }
   }
 
@@ -149,17 +162,23 @@ export class RollupFeeder {
    */
   private async feed(): Promise<void> {
     try {
-      if (!this.shared) return await this.feedOnce();
-      // Another process may have moved the watermark since this one last looked.
-      this.state = null;
-      // Waits out another process's feed: that feed's range may not hold this process's last writes,
-      // and a report must count every event acknowledged before it started.
-      const fed = this.lock ? await this.lock.withLease(() => this.feedOnce(), LEASE_WAIT_MS) : false;
-      if (!fed) logger.debug('rollup feed skipped: no feed lease to take (Redis down, or held by another process too long)');
+      await this.feedOrSkip();
+      this.lastFeedFailed = false;
     } catch (err) {
       this.state = null;
+      this.lastFeedFailed = true;
       logger.error({ err: (err as Error).message }, 'rollup feed failed; retrying with the next feed');
     }
+  }
+
+  private async feedOrSkip(): Promise<void> {
+    if (!this.shared) return await this.feedOnce();
+    // Another process may have moved the watermark since this one last looked.
+    this.state = null;
+    // Waits out another process's feed: that feed's range may not hold this process's last writes,
+    // and a report must count every event acknowledged before it started.
+    const fed = this.lock ? await this.lock.withLease(() => this.feedOnce(), LEASE_WAIT_MS) : false;
+    if (!fed) logger.debug('rollup feed skipped: no feed lease to take (Redis down, or held by another process too long)');
   }
 
   private async feedOnce(): Promise<void> {

@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'queue_unavailable'
   | 'overloaded'
+  | 'storage_unavailable'
   | 'internal';
 
 export class AppError extends Error {

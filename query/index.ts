@@ -56,7 +56,8 @@ export async function runReport(
   params: Record<string, string | undefined>,
 ): Promise<{ data: unknown; meta: Record<string, unknown> }> {
   const planned = await planReport(store, site, retentionDays, report, params);
-  // Read-your-writes: every event acknowledged before this report is in the rollups it reads.
-  await rollupFeeder(store).catchUp();
+  // Read-your-writes: every event acknowledged before this report is in the rollups it reads (503 when
+  // the feed that should have put them there failed, rather than figures missing them).
+  await rollupFeeder(store).upToDate();
   return RUNNERS[report](planned, executor(store));
 }

@@ -154,7 +154,8 @@ export default function reportRoutes(r: RouteRegistrar): void {
   for (const route of ROUTES) {
     r.route({
       method: 'get', path: route.path, summary: route.summary, tag: 'analytics', scope: 'analytics:read',
-      query: z.object(route.query), response: route.response, meta: metaOf(route.query), refusals: route.refusals,
+      query: z.object(route.query), response: route.response, meta: metaOf(route.query),
+      refusals: { ...route.refusals, 503: 'storage_unavailable: the rollup feed failed and recent events are not in the reports yet; see Retry-After' },
       async handler({ app, principal, site, req, params }) {
         const query = stringParams(req);
         if (route.report === 'breakdown') query.dimension = params.dimension;

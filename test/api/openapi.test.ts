@@ -76,7 +76,8 @@ test('routes document the refusals of their own: conflicts, a missing board or w
   for (const path of ['/sites/{siteId}/share', '/sites/{siteId}/widget']) expect(said(path, 'get', '404')).toMatch(/^not_found:/);
   // Only where the route can answer it.
   expect(codes('/sites/{siteId}/notes', 'post')).not.toContain('409');
-  expect(codes('/sites/{siteId}/overview', 'get')).not.toContain('503');
+  expect(codes('/sites/{siteId}/notes', 'get')).not.toContain('503');
+  expect(codes('/sites/{siteId}/overview', 'get')).toContain('503'); // storage_unavailable
 });
 
 test('report parameters are documented as the types they must spell: enums, bounded integers, date-times', () => {

@@ -108,6 +108,23 @@ test('a feed cut short after its first rollup is finished by the next start, not
   expect(await totals(site)).toEqual(EXPECTED);
 });
 
+test('a report waiting on a feed that failed is refused 503 until a feed succeeds', async () => {
+  const site = randomUUID();
+  await new RollupFeeder(store).catchUp();
+  let cut = true;
+  const feeder = new RollupFeeder(store, {
+    afterRollup: () => {
+      if (cut) throw new Error('simulated feed failure');
+    },
+  });
+  await feeder.write(hint(site), () => store.insert('events', tenEvents(site)));
+  await expect(feeder.upToDate()).rejects.toMatchObject({ status: 503, code: 'storage_unavailable', headers: { 'Retry-After': '2' } });
+  cut = false;
+  await feeder.write(hint(site), () => store.insert('events', []));
+  await feeder.upToDate();
+  expect(await totals(site)).toEqual(EXPECTED);
+});
+
 test('a feed cut short, then more events stored, then a restart: every event counts once', async () => {
   const site = randomUUID();
   await new RollupFeeder(store).catchUp();
