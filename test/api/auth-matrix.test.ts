@@ -1,3 +1,4 @@
+import { setClock } from '../../core/clock';
 import { randomUUID } from 'node:crypto';
 import { registeredRoutes, type RouteInfo } from '../../api/route';
 import { ALL_SCOPES, type Scope } from '../../core/domain';
@@ -37,7 +38,10 @@ beforeAll(async () => {
     keys[`without:${scope}`] = (await a.key({ scopes: withoutScope(scope) })).token;
   }
   keys.revoked = await revokedToken(a);
+  // Made while its expiry was still ahead (a past --expires-at is refused), then the clock passes it.
+  setClock('2019-12-31T00:00:00Z');
   keys.expired = (await a.key({ scopes: [...ALL_SCOPES], expiresAt: '2020-01-01T00:00:00Z' })).token;
+  setClock(null);
   keys.removedUser = await removedUserToken(a);
 });
 afterAll(() => svc.stop());
