@@ -4,6 +4,20 @@ import { AppError } from '../core/errors';
 import type { RedisHandle } from '../infra/redis';
 
 /**
+ * A budget per minute counted in Redis (shared by every API process); while Redis is down the
+ * in-memory insurance limiter takes over (per process), so a Redis outage never lifts limits.
+ */
+function perMinuteLimiter(redis: RedisHandle, name: string, perMinute: number): RateLimiterRedis {
+  return new RateLimiterRedis({
+    storeClient: redis.client,
+    keyPrefix: `${redis.prefix}:${name}`,
+    points: perMinute,
+    duration: 60,
+    insuranceLimiter: new RateLimiterMemory({ points: perMinute, duration: 60 }),
+  });
+}
+
+/**
  * Per-key request budget. Redis holds the counters so every API process shares them; while Redis is
  * down the in-memory insurance limiter takes over (per process), so a Redis outage never lifts limits.
  */
@@ -11,13 +25,7 @@ export class KeyRateLimiter {
   private readonly limiter: RateLimiterRedis;
 
   constructor(redis: RedisHandle, perMinute: number) {
-    this.limiter = new RateLimiterRedis({
-      storeClient: redis.client,
-      keyPrefix: `${redis.prefix}:rl`,
-      points: perMinute,
-      duration: 60,
-      insuranceLimiter: new RateLimiterMemory({ points: perMinute, duration: 60 }),
-    });
+    this.limiter = perMinuteLimiter(redis, 'rl', perMinute);
   }
 
   async consume(keyId: string): Promise<Record<string, string>> {
@@ -51,13 +59,7 @@ export class AuthFailureLimiter {
   private readonly blocked = new Map<string, number>();
 
   constructor(redis: RedisHandle, perMinute: number) {
-    this.limiter = new RateLimiterRedis({
-      storeClient: redis.client,
-      keyPrefix: `${redis.prefix}:authfail`,
-      points: perMinute,
-      duration: 60,
-      insuranceLimiter: new RateLimiterMemory({ points: perMinute, duration: 60 }),
-    });
+    this.limiter = perMinuteLimiter(redis, 'authfail', perMinute);
   }
 
   /** Throws 429 when the address is refused for now. */
