@@ -3,17 +3,16 @@ import { fetchSize, type Paging } from '../core/paging';
 import './openapi'; // extends zod with .openapi() before the schemas below use it
 
 /**
- * A whole number in a query string, as the reports read theirs (query/params.ts): digits only, so
- * `0x2`, `1e0`, `2.0`, an empty value and a repeated parameter are refused with the same words, never
- * read as some other number.
+ * A whole number written as text (a query parameter, a CLI flag): digits only, so `0x2`, `1e0`, `2.0`,
+ * an empty value and a repeated parameter are refused with `message`, never read as another number.
  */
+export function digitsBetween(min: number, max: number, message: string) {
+  return z.string({ error: message }).regex(/^\d{1,16}$/, message).transform(Number).refine((n) => n >= min && n <= max, message);
+}
+
+/** A paging parameter, as the reports read theirs (query/params.ts), with its default. */
 function integerParam(min: number, max: number, fallback: number) {
-  const message = `must be an integer from ${min} to ${max}`;
-  return z
-    .string({ error: message })
-    .regex(/^\d{1,10}$/, message)
-    .transform(Number)
-    .refine((n) => n >= min && n <= max, message)
+  return digitsBetween(min, max, `must be an integer from ${min} to ${max}`)
     .optional()
     .transform((n) => n ?? fallback)
     .openapi({ type: 'integer', minimum: min, maximum: max, default: fallback });

@@ -17,10 +17,7 @@ function perMinuteLimiter(redis: RedisHandle, name: string, perMinute: number): 
   });
 }
 
-/**
- * Per-key request budget. Redis holds the counters so every API process shares them; while Redis is
- * down the in-memory insurance limiter takes over (per process), so a Redis outage never lifts limits.
- */
+/** Per-key request budget (perMinuteLimiter). */
 export class KeyRateLimiter {
   private readonly limiter: RateLimiterRedis;
 
@@ -64,6 +61,7 @@ export class AuthFailureLimiter {
 
   /** Throws 429 when the address is refused for now. */
   check(ip: string | undefined): void {
+    if (this.blocked.size === 0) return; // the usual case: no address parsed per request
     const client = clientKey(ip);
     const until = this.blocked.get(client);
     if (until === undefined) return;

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { isHostname } from './hostname';
 
 /**
  * Every environment variable Tally reads, parsed once. The README's table lists the same names;
@@ -154,13 +155,11 @@ function geoipDb(value: string | undefined): string | undefined {
   return path.resolve(value);
 }
 
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
-
 /** An address (or a name resolving to one) to listen on; checked here so a typo is named, not a DNS error. */
 function listenHost(value: string | undefined): string {
   if (value === undefined || value === '') return '0.0.0.0';
   const host = value.trim();
-  if (isIP(host) || HOSTNAME.test(host)) return host;
+  if (isIP(host) || isHostname(host)) return host;
   throw new Error(`TALLY_HOST must be an IP address or a host name to listen on, got "${value}"`);
 }
 

@@ -3,16 +3,16 @@ import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
 import { isCountryCode } from '../../core/countries';
+import { isHostname } from '../../core/hostname';
 import type { RouteRegistrar } from '../route';
 import { siteZone } from '../../query/context';
 
-/** A bare hostname: lower-case labels, no scheme, port or path. */
-const HOSTNAME_RE = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+/** A bare hostname, stored lower-case. */
 export const hostnameSchema = z
   .string()
   .trim()
   .toLowerCase()
-  .refine((h) => HOSTNAME_RE.test(h), 'must be a bare hostname such as example.com (no scheme, port or path)');
+  .refine(isHostname, 'must be a bare hostname such as example.com (no scheme, port or path)');
 
 /** Codes ICU knows as currencies (ISO 4217): `XYZ` or a typo would make every payment "another currency". */
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));

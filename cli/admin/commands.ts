@@ -6,6 +6,7 @@ import { ALL_SCOPES, ROLES, type Scope } from '../../core/domain';
 import { AppError, invalidRequest, notFound } from '../../core/errors';
 import { nowMs } from '../../core/clock';
 import { isValidTimeZone } from '../../core/time';
+import { digitsBetween } from '../../api/paging';
 import { currencySchema, hostnameSchema } from '../../api/routes/settings';
 import { siteZone } from '../../query/context';
 
@@ -21,14 +22,8 @@ export interface AdminCommand<A extends z.ZodType = z.ZodType> {
 /** A required uuid flag; `what` names it in the error (`--site must be a site uuid`). */
 // Ids are compared as stored (lower case); the API takes them in any case, so the CLI does too.
 export const uuid = (name: string, what = 'uuid') => z.string({ error: `--${name} is required` }).uuid(`--${name} must be a ${what}`).transform((s) => s.toLowerCase());
-/**
- * A whole-number flag: digits only (`1e3`, `0x10` and `2.0` are refused, never read as some other
- * number), from min to max. Messages are completed with the flag's name (flagError).
- */
-export function wholeNumber(min: number, max: number) {
-  const message = `must be a whole number from ${min} to ${max}`;
-  return z.string({ error: 'is required' }).regex(/^\d{1,16}$/, message).transform(Number).refine((v) => v >= min && v <= max, message);
-}
+/** A whole-number flag (digits only); messages are completed with the flag's name (flagError). */
+export const wholeNumber = (min: number, max: number) => digitsBetween(min, max, `must be a whole number from ${min} to ${max}`);
 
 const csv = z.string().optional().transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
 

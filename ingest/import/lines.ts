@@ -9,6 +9,11 @@ export type Line = { text: string; tooLong?: false; notUtf8?: false } | { text?:
 
 const NEWLINE = 0x0a;
 
+function lineOf(bytes: Buffer | undefined, maxBytes: number): Line {
+  if (!bytes || bytes.length > maxBytes) return { tooLong: true };
+  return isUtf8(bytes) ? { text: bytes.toString('utf8') } : { notUtf8: true };
+}
+
 /**
  * The stream's lines with each held to `maxBytes`: a longer line is dropped as it arrives, a chunk at
  * a time, and reported as `tooLong`. TRAP: readline holds a whole line before anyone can look at its
@@ -21,7 +26,7 @@ export async function* boundedLines(input: Readable, maxBytes: number): AsyncGen
   const finish = (): Line => {
     let bytes = overflow ? undefined : Buffer.concat(parts, held);
     if (bytes?.[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, -1); // CR LF ends a line too
-    const line: Line = !bytes || bytes.length > maxBytes ? { tooLong: true } : isUtf8(bytes) ? { text: bytes.toString('utf8') } : { notUtf8: true };
+    const line = lineOf(bytes, maxBytes);
     parts = [];
     held = 0;
     overflow = false;

@@ -72,6 +72,29 @@ const EXPECTED: Totals = { slices_events: 10, slices_pageviews: 9, pages_views: 
 
 const hint = (site: string) => ({ siteIds: [site], minTs: Date.parse('2026-03-01T00:00:00Z'), maxTs: Date.parse('2026-03-03T00:00:00Z') });
 
+/** A feeder whose feeds fail after each rollup insert (a crash mid-feed) until `heal()`. */
+function failingFeeder(): { feeder: RollupFeeder; heal: () => void } {
+  let failing = true;
+  const feeder = new RollupFeeder(store, {
+    afterRollup: () => {
+      if (failing) throw new Error('simulated crash after a rollup insert');
+    },
+  });
+  return {
+    feeder,
+    heal: () => {
+      failing = false;
+    },
+  };
+}
+
+/** A fresh process's feeder (state read from storage), started and stopped: its start and last feeds run. */
+async function restart(opts: { chunkRows?: number } = {}): Promise<void> {
+  const restarted = new RollupFeeder(store, opts);
+  await restarted.start();
+  await restarted.stop();
+}
+
 test('writes through the feeder reach every rollup once, however many catch-ups follow', async () => {
   const site = randomUUID();
   const feeder = new RollupFeeder(store);
@@ -88,21 +111,14 @@ test('a feed cut short after its first rollup is finished by the next start, not
   const site = randomUUID();
   await new RollupFeeder(store).catchUp();
   await store.insert('events', tenEvents(site));
-  let cut = true;
-  const crashing = new RollupFeeder(store, {
-    afterRollup: () => {
-      if (cut) throw new Error('simulated crash after the first rollup');
-    },
-  });
-  await crashing.catchUp(); // logs the failure; session_slices has the rows, the others not yet
+  const crashing = failingFeeder();
+  await crashing.feeder.catchUp(); // logs the failure; session_slices has the rows, the others not yet
   const partial = await totals(site);
   expect(partial.slices_events).toBe(10);
   expect(partial.totals_events).toBe(0);
-  cut = false;
+  crashing.heal();
   // A fresh process: its state comes from storage, which records the range being fed.
-  const restarted = new RollupFeeder(store);
-  await restarted.start();
-  await restarted.stop();
+  await restart();
   expect(await totals(site)).toEqual(EXPECTED);
   await new RollupFeeder(store).catchUp();
   expect(await totals(site)).toEqual(EXPECTED);
@@ -111,15 +127,10 @@ test('a feed cut short after its first rollup is finished by the next start, not
 test('a report waiting on a feed that failed is refused 503 until a feed succeeds', async () => {
   const site = randomUUID();
   await new RollupFeeder(store).catchUp();
-  let cut = true;
-  const feeder = new RollupFeeder(store, {
-    afterRollup: () => {
-      if (cut) throw new Error('simulated feed failure');
-    },
-  });
+  const { feeder, heal } = failingFeeder();
   await feeder.write(hint(site), () => store.insert('events', tenEvents(site)));
   await expect(feeder.upToDate()).rejects.toMatchObject({ status: 503, code: 'storage_unavailable', headers: { 'Retry-After': '2' } });
-  cut = false;
+  heal();
   await feeder.write(hint(site), () => store.insert('events', []));
   await feeder.upToDate();
   expect(await totals(site)).toEqual(EXPECTED);
@@ -130,19 +141,12 @@ test('a feed cut short, then more events stored, then a restart: every event cou
   await new RollupFeeder(store).catchUp();
   const rows = tenEvents(site);
   await store.insert('events', rows.slice(0, 7));
-  let cut = true;
-  const crashing = new RollupFeeder(store, {
-    afterRollup: () => {
-      if (cut) throw new Error('simulated crash after the first rollup');
-    },
-  });
-  await crashing.catchUp();
+  const crashing = failingFeeder();
+  await crashing.feeder.catchUp();
   expect((await totals(site)).slices_events).toBe(7);
-  cut = false;
+  crashing.heal();
   await store.insert('events', rows.slice(7)); // new blocks beyond the interrupted range
-  const restarted = new RollupFeeder(store);
-  await restarted.start();
-  await restarted.stop();
+  await restart();
   expect(await totals(site)).toEqual(EXPECTED);
 });
 
@@ -161,9 +165,7 @@ test('a feed cut into chunks and crashed mid-way is finished by the next start w
   });
   await crashing.catchUp();
   expect((await totals(site)).slices_events).toBe(7); // both finished chunks' session slices
-  const restarted = new RollupFeeder(store, { chunkRows: 3 });
-  await restarted.start();
-  await restarted.stop();
+  await restart({ chunkRows: 3 });
   expect(await totals(site)).toEqual(EXPECTED);
 });
 
@@ -171,9 +173,7 @@ test('blocks stored but never fed before a restart are fed when the feeder start
   const site = randomUUID();
   await store.insert('events', tenEvents(site));
   expect((await totals(site)).slices_events).toBe(0);
-  const restarted = new RollupFeeder(store);
-  await restarted.start();
-  await restarted.stop();
+  await restart();
   expect(await totals(site)).toEqual(EXPECTED);
 });
 
