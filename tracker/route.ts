@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import type { Router } from 'express';
 import { projectRoot } from '../core/paths';
 
@@ -11,7 +12,8 @@ import { projectRoot } from '../core/paths';
  * it on first request. One script for every site: the per-site behaviour (session strategy) is
  * decided by the server's answers, so the snippet never changes and caching it for an hour is safe.
  */
-interface Script { body: Buffer; etag: string }
+/** The script as built, and gzipped once (every visitor of every site fetches it: 2.7 KB -> 1.5 KB). */
+interface Script { body: Buffer; gzipped: Buffer; etag: string }
 let cached: Script | null = null;
 
 function load(): Script {
@@ -23,7 +25,7 @@ function load(): Script {
     if (r.status !== 0) throw new Error(`tracker build failed: ${r.stderr}`);
   }
   const body = readFileSync(file);
-  cached = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+  cached = { body, gzipped: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
   return cached;
 }
 
@@ -35,8 +37,10 @@ export default function trackerRoute(router: Router): void {
       'Cache-Control': 'public, max-age=3600',
       'Access-Control-Allow-Origin': '*',
       ETag: script.etag,
+      Vary: 'Accept-Encoding',
     });
     if (req.headers['if-none-match'] === script.etag) return void res.status(304).end();
-    res.send(script.body);
+    if (req.acceptsEncodings('gzip', 'identity') !== 'gzip') return void res.send(script.body);
+    res.set('Content-Encoding', 'gzip').send(script.gzipped);
   });
 }

@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { visitorIdFor } from '../../ingest/hash';
-import { gzipSync } from 'node:zlib';
+import http from 'node:http';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
 import { launchBrowser } from './share-browser';
@@ -146,4 +147,21 @@ test('GET /js/tally.js serves the built tracker, under 2 KB gzipped, with an ETa
   expect(gzipSync(Buffer.from(res.text)).length).toBeLessThan(2048);
   const again = await request('GET', url, { headers: { 'if-none-match': String(res.headers.etag) } });
   expect(again.status).toBe(304);
+});
+
+test('a browser that accepts gzip gets the tracker gzipped, under 2 KB on the wire', async () => {
+  const plain = await request('GET', `${svc.plainBase}/js/tally.js`); // no Accept-Encoding: as built
+  expect(plain.headers['content-encoding']).toBeUndefined();
+  const identity = plain.text;
+  const raw = await new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    http.get(`${svc.plainBase}/js/tally.js`, { headers: { 'accept-encoding': 'gzip, deflate, br' } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(parts) }));
+    }).on('error', reject);
+  });
+  expect(raw.headers['content-encoding']).toBe('gzip');
+  expect(raw.headers.vary).toBe('Accept-Encoding');
+  expect(raw.body.length).toBeLessThan(2048);
+  expect(gunzipSync(raw.body).toString()).toBe(identity);
 });
