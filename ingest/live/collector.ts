@@ -18,15 +18,23 @@ import { sessionize, type Sessionable, type SessionizedBatch } from './sessioniz
 import { SiteDirectory, type LiveSite } from './sites';
 import { IngestStats } from './stats';
 
+const keepsCookie = (live: LiveSite) => live.site.session_strategy === 'first_party_cookie';
+
 /**
- * With several domains, first_party_cookie sites must agree on one token (the tracker keeps one
- * cookie): a browser that sent none gets one for all of them, not one per site.
+ * The first-party token an answer carries, worked out once per request: when any of the sites keeps
+ * a cookie, the token the browser sent (if valid) or a new one for a browser that sent none;
+ * otherwise none. Every answer carries it, stored or dropped by a site's exclusions: without it the
+ * tracker takes the site for one that keeps no cookie, deletes it, and the next page counts a new
+ * visitor. With several domains every cookie site uses this one token (the tracker keeps one cookie).
  */
-function sharedToken(known: LiveSite[], payload: EventPayload, client: ClientInfo): EventPayload {
-  if (isValidToken(payload.visitor) || !client.fromBrowser) return payload;
-  const keeping = known.filter((s) => s.site.session_strategy === 'first_party_cookie').length;
-  return keeping > 1 ? { ...payload, visitor: randomBase64url(12) } : payload;
+function answerToken(known: readonly LiveSite[], payload: EventPayload, client: ClientInfo): string | undefined {
+  if (!known.some(keepsCookie)) return undefined;
+  if (isValidToken(payload.visitor)) return payload.visitor;
+  return client.fromBrowser ? randomBase64url(12) : undefined;
 }
+
+const withToken = (answer: Promise<CollectResult>, token: string | undefined): Promise<CollectResult> =>
+  token ? answer.then((ids) => ({ ...ids, visitor: token })) : answer;
 
 /**
  * Live collection, from a parsed payload to a committed row: find the site(s), enrich, apply the
@@ -113,7 +121,8 @@ export class Collector {
       this.stats.dropped.unknown_domain++;
       return this.decoy(payload.domains[0], client, tsMs);
     }
-    return this.collectFor(live, payload, client, tsMs) ?? this.excluded(live, payload, client, tsMs);
+    // Stored: identify() gives a cookie site's answer its token. Dropped: answerToken does.
+    return this.collectFor(live, payload, client, tsMs) ?? withToken(this.decoy(payload.domains[0], client, tsMs), answerToken([live], payload, client));
   }
 
   /** Several domains (Plausible's roll-up) or a site not cached yet. */
@@ -124,22 +133,12 @@ export class Collector {
       this.stats.dropped.unknown_domain++;
       return this.decoy(payload.domains[0], client, tsMs);
     }
-    const p = sharedToken(known, payload, client);
+    const token = answerToken(known, payload, client);
+    const p = token === payload.visitor ? payload : { ...payload, visitor: token };
     const results = await Promise.all(known.map((live) => this.collectFor(live, p, client, tsMs)));
-    // The answer a cookie site gave carries the token the tracker keeps: it goes first.
-    return results.find((r) => r?.visitor) ?? results.find((r) => r !== null && r !== undefined) ?? this.excluded(known[0], p, client, tsMs);
-  }
-
-  /**
-   * An event the site's exclusions dropped is answered like one not stored, but a first_party_cookie
-   * site's answer still carries the visitor's token: without it the tracker takes the site for one
-   * that keeps no cookie and deletes it, and the next page counts a new visitor. It tells nothing a
-   * stored event's answer does not.
-   */
-  private excluded(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
-    const answer = this.decoy(p.domains[0], client, tsMs);
-    const token = live.site.session_strategy === 'first_party_cookie' && isValidToken(p.visitor) ? p.visitor : undefined;
-    return token ? answer.then((ids) => ({ ...ids, visitor: token })) : answer;
+    // Ids for tally.ids(): a cookie site's when it stored the event (they follow the token), else any stored.
+    const stored = results.find((r, i) => r && keepsCookie(known[i])) ?? results.find((r) => r);
+    return withToken(stored ? Promise.resolve(stored) : this.decoy(p.domains[0], client, tsMs), token);
   }
 
   /**

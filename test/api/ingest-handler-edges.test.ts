@@ -146,6 +146,24 @@ describe('the first-party token (first_party_cookie sites)', () => {
     expect((await fromBrowser({ n: 'pageview', u: 'https://no-site.example/', visitor: token })).body.visitor).toBeUndefined();
   });
 
+  test('several domains: the token is answered when the cookie site drops the event and another site stores it', async () => {
+    await svc.tenant({ domain: 'r-salted.example' });
+    await cookieSite('r-cookie.example', { allowed_hostnames: ['r-salted.example'], excluded_paths: ['/admin/**'] });
+    const token = 'tokenFromCookie01';
+    const res = await fromBrowser({ n: 'pageview', u: 'https://r-salted.example/admin/x', d: 'r-salted.example,r-cookie.example', visitor: token });
+    expect(res.status).toBe(202);
+    expect(res.body.visitor).toBe(token);
+  });
+
+  test('several domains: the token is answered when every site drops the event, the cookie site listed second', async () => {
+    await svc.tenant({ domain: 'r2-other.example' });
+    await cookieSite('r2-cookie.example', { allowed_hostnames: ['r2-salted.example'], excluded_paths: ['/admin/**'] });
+    const token = 'tokenFromCookie02';
+    const res = await fromBrowser({ n: 'pageview', u: 'https://r2-salted.example/admin/x', d: 'r2-other.example,r2-cookie.example', visitor: token });
+    expect(res.status).toBe(202);
+    expect(res.body.visitor).toBe(token);
+  });
+
   test('several domains: the answer carries the cookie site\'s token even when a cookieless site is listed first; cookie sites share one', async () => {
     const salted = await svc.tenant({ domain: 'multi-salted.example' });
     const first = await cookieSite('multi-c1.example', { allowed_hostnames: ['multi-salted.example'] });
