@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { nowMs } from '../core/clock';
 import { isValidTimeZone } from '../core/time';
+import type { Store } from '../clickhouse/store';
+import { siteZone } from '../query/context';
 import { rangeOrder, windowConflict } from '../query/params';
 import { clampToRetention, PERIODS, resolvePeriod, type Period } from '../query/window/resolve';
 import { isoInZone as isoWithMillis, localToUtc, zonedParts } from '../query/window/zoned';
@@ -31,6 +33,14 @@ export function refineWindow(q: { period?: string; from?: string; to?: string },
 
 export const windowQuery = z.object(windowShape).superRefine(refineWindow);
 export type WindowParams = { period?: Period; from?: string; to?: string; tz: string };
+
+/**
+ * The parameters with `tz` as ClickHouse spells it (`europe/paris` is `Europe/Paris`), or 400: the
+ * schema checks zones with Intl, which ignores case, and ClickHouse refused the other spellings (500).
+ */
+export async function spelledZone<T extends { tz: string }>(store: Store, p: T): Promise<T> {
+  return { ...p, tz: (await siteZone(store, p.tz, 'tz'))! };
+}
 
 export interface ResolvedWindow {
   fromMs: number;

@@ -5,7 +5,7 @@ import { nowMs } from '../core/clock';
 import { invalidRequest, notFound } from '../core/errors';
 import { ShareRepo, isLive, isSlug, panelsOf, type ShareRow } from '../model/share';
 import { viewCounter } from '../model/share-views';
-import { resolveWindow, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
+import { resolveWindow, spelledZone, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { publicSite, sendFeed, sendNotFoundPage, sendPage, type PublicSite } from './pages';
 import { FeedCache } from './cache';
 import { runReport } from '../query';
@@ -65,7 +65,7 @@ export default function sharePublic(router: Router, app: AppContext): void {
   router.get('/share/:slug/data', (req, res) => sendFeed(res, async () => {
     const board = await liveBoard(app, String(req.params.slug));
     if (!board) throw notFound('board');
-    const window = boardWindow(board, req.query);
+    const window = await spelledZone(app.store, boardWindow(board, req.query));
     const key = [JSON.stringify(board.row), window.fromMs, window.toMs, window.tz].join('|');
     return cache.get(key, () => boardData(app, board, panelsOf(board.row), window, runReport));
   }));

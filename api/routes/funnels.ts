@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Site } from '../../core/domain';
 import { FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
-import { rangeMeta, refineWindow, resolveWindow, windowShape, type ResolvedWindow } from '../../model/notes-window';
+import { rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape, type ResolvedWindow } from '../../model/notes-window';
 import { earliestEvent, siteGoals } from '../../query/context';
 import { runFunnelReport } from '../../query/funnel-report';
 import type { AppContext } from '../context';
@@ -80,7 +80,8 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
     method: 'get', path: '/sites/{siteId}/funnels/{funnelId}/report',
     summary: 'Visitors per funnel step with conversion from the first and the previous step', tag: 'funnels',
     scope: 'funnels:read', query: ReportQuery, response: ReportOut, meta: { range: RangeMeta },
-    async handler({ app, principal, site, params, query }) {
+    async handler({ app, principal, site, params, query: asked }) {
+      const query = await spelledZone(app.store, asked);
       const funnel = funnelOut(await findFunnel(app, site, params.funnelId));
       const earliest = query.period === 'all' ? (await earliestEvent(app.store, site.id)) ?? undefined : undefined;
       const window = resolveWindow(query, 'last30d', principal.retentionDays, earliest);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NotesRepo, noteOut, type Note } from '../../model/notes';
-import { hasWindow, rangeMeta, refineWindow, resolveWindow, windowShape } from '../../model/notes-window';
+import { hasWindow, rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape } from '../../model/notes-window';
 import type { AppContext } from '../context';
 import { PageMeta, RangeMeta, Timestamp } from '../openapi';
 import { paged, pagingShape } from '../paging';
@@ -47,7 +47,8 @@ export default function notesRoutes(r: RouteRegistrar): void {
     method: 'get', path: '/sites/{siteId}/notes', summary: 'Notes, newest first; filtered by occurred_at with a window',
     tag: 'notes', scope: 'notes:read', query: ListQuery, response: z.array(NoteOut),
     meta: { page: PageMeta, range: RangeMeta.optional() },
-    async handler({ app, principal, site, query }) {
+    async handler({ app, principal, site, query: asked }) {
+      const query = await spelledZone(app.store, asked);
       const repo = new NotesRepo(app.store);
       // `all` starts at the earliest note, as a report's starts at the earliest event: a backfilled
       // note before the retention cutoff then makes the window clamped, not silently narrower.

@@ -97,6 +97,13 @@ test('a funnel is reached only through its own site', async () => {
   expect((await svc.api('GET', `/sites/${two.siteIds[0]}/funnels/${created.body.data.id}`, { token: stranger.token })).status).toBe(403);
 });
 
+test('the report reads a tz in any letter case as ClickHouse spells it', async () => {
+  const id = (await svc.api('POST', base(), { token: t.token, body: signup })).body.data.id;
+  const res = await svc.api('GET', `${base()}/${id}/report?period=last7d&tz=america/new_york`, { token: t.token });
+  expect(res.status).toBe(200);
+  expect(res.body.meta.range.tz).toBe('America/New_York');
+});
+
 test('no body or report query gives a 5xx', async () => {
   const id = (await svc.api('POST', base(), { token: t.token, body: signup })).body.data.id;
   const step = fc.record({ kind: fc.oneof(fc.constantFrom('view', 'goal', 'payment'), fc.string()), match: fc.oneof(fc.constantFrom('equals', 'glob'), fc.string(), fc.constant(null)), value: fc.oneof(fc.string(), fc.integer(), fc.constant(null)) }, { requiredKeys: [] });

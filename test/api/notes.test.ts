@@ -123,6 +123,13 @@ describe('listing notes', () => {
     expect(res.body.error.message).toContain(message);
   });
 
+  test('a tz in any letter case is read as ClickHouse spells it (europe/paris), not answered 500', async () => {
+    const res = await list('?period=all&tz=europe/paris', s.token, s.siteId);
+    expect(res.status).toBe(200);
+    expect(res.body.meta.range.tz).toBe('Europe/Paris');
+    expect(res.body.data.map((n: { body: string }) => n.body)).toEqual(['c', 'b', 'a']);
+  });
+
   test('period=all starts at the earliest note; a backfilled note before the retention makes it clamped', async () => {
     setClock('2026-03-20T12:00:00Z');
     const all = await list('?period=all', s.token, s.siteId);

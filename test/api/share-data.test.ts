@@ -69,6 +69,14 @@ test('figures match the API for the same window', async () => {
   expect(d.sections.channel_quality.channels).toEqual(quality);
 });
 
+test('a tz in any letter case is read as ClickHouse spells it, not answered 500', async () => {
+  const board = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: {} })).body.data;
+  const res = await feed(board.slug, '?period=last7d&tz=europe/paris');
+  expect(res.status).toBe(200);
+  expect(res.body.data.range).toMatchObject({ tz: 'Europe/Paris' });
+  expect((await feed(board.slug, '?period=last7d&tz=Mars/Olympus')).status).toBe(400);
+});
+
 test('the widget feed: online uses the 10-minute window; revenue only with publish_revenue', async () => {
   const on = await svc.api('PUT', `/sites/${t.siteId}/widget`, { token: t.token, body: { enabled: true, type: 'realtime', metric: 'online' } });
   expect(on.status).toBe(200);
