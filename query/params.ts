@@ -5,7 +5,7 @@ import { REPORTABLE } from '../core/time';
 import type { FilterNode, ReportName, ReportQuery } from './ast';
 import { BUCKET_UNITS } from './registry/buckets';
 import { DIMENSION_KEYS, isDimension } from './registry/dimensions';
-import { FILTERS, FILTER_KEYS, aiChannelOnly, filterValue, isFilterKey, type FilterDef } from './registry/filters';
+import { FILTERS, FILTER_KEYS, aiChannelOnly, filterValue, isFilterKey, type FilterDef, type FilterKey } from './registry/filters';
 import { PERIODS, type WindowRequest } from './window/resolve';
 
 /**
@@ -95,6 +95,19 @@ const MAX_FILTER_VALUE = 2000;
  * filterable reports read them: the others accept and ignore the whole set (the spec's words for
  * engagement), so a dashboard may send one filter set to every report.
  */
+/**
+ * One filter condition from a query value (`param` names it in refusals): normalised, and refused
+ * outside a closed set (a typo would answer zeros).
+ */
+function filterCond(param: string, name: FilterKey, raw: string): FilterNode {
+  const value = filterValue(name, raw);
+  const closed: readonly string[] | undefined = (FILTERS[name] as FilterDef).values;
+  if (closed && value !== '' && !closed.includes(value)) {
+    throw invalidRequest(`${param}: "${raw.slice(0, 64)}" is not a ${name.replace('_', ' ')}; valid values are ${closed.join(', ')}`);
+  }
+  return { kind: 'cond', filter: name, op: FILTERS[name].op, value };
+}
+
 export function parseFilters(p: Params): FilterNode | null {
   const items: FilterNode[] = [];
   for (const [key, raw] of Object.entries(p)) {
@@ -103,12 +116,7 @@ export function parseFilters(p: Params): FilterNode | null {
     if (!isFilterKey(name)) throw invalidRequest(`${key}: unknown filter; valid filters are ${FILTER_KEYS.map((k) => 'filter_' + k).join(', ')}`);
     if (raw.length === 0) throw invalidRequest(`${key}: must not be empty`);
     if (raw.length > MAX_FILTER_VALUE) throw invalidRequest(`${key}: must be at most ${MAX_FILTER_VALUE} characters`);
-    const value = filterValue(name, raw);
-    const closed: readonly string[] | undefined = (FILTERS[name] as FilterDef).values;
-    if (closed && value !== '' && !closed.includes(value)) {
-      throw invalidRequest(`${key}: "${raw.slice(0, 64)}" is not a ${name.replace('_', ' ')}; valid values are ${closed.join(', ')}`);
-    }
-    items.push({ kind: 'cond', filter: name, op: FILTERS[name].op, value });
+    items.push(filterCond(key, name, raw));
   }
   items.sort((a, b) => (a.kind === 'cond' && b.kind === 'cond' ? a.filter.localeCompare(b.filter) : 0));
   if (items.length === 0) return null;
@@ -168,7 +176,7 @@ export function parseReport(report: ReportName, p: Params, site: Pick<Site, 'id'
     case 'heatmap': {
       const channel = p.channel;
       if (channel !== undefined && (channel.length === 0 || channel.length > 200)) throw invalidRequest('channel: must be 1 to 200 characters');
-      const only: FilterNode | null = channel === undefined ? null : { kind: 'cond', filter: 'channel', op: 'equals', value: filterValue('channel', channel) };
+      const only = channel === undefined ? null : filterCond('channel', 'channel', channel);
       return { ...base, window: parseWindow(p), tz: parseTz(p, zones), bots: bots(p), filters: only };
     }
     case 'engagement':

@@ -82,6 +82,13 @@ test('heatmap narrows by channel only; engagement accepts and ignores filters', 
   expect(b.data.reduce((n: number, r: { sessions: number }) => n + r.sessions, 0)).toBe(5);
 });
 
+test('the heatmap\'s channel is read as filter_channel is: any case, a value outside the channels refused', async () => {
+  expect((await s.ok('/heatmap', { period: 'last7d', channel: 'email' })).data).toEqual([{ day: 2, hour: 15, views: 1, visitors: 1 }]);
+  const typo = await s.get('/heatmap', { period: 'last7d', channel: 'Emial' });
+  expect(typo.status).toBe(400);
+  expect(typo.body.error.message).toMatch(/^channel: "Emial" is not a channel; valid values are Direct, /);
+});
+
 test.each(['/heatmap', '/engagement', '/realtime'])('%s accepts any filter_<name>, even one /overview refuses', async (report) => {
   const odd = { filter_path: '', filter_pages: '/', filter_country: 'x'.repeat(2001) };
   expect((await s.get('/overview', { period: 'last7d', ...odd })).status).toBe(400);
