@@ -3,7 +3,7 @@ import { BUILTIN_EVENTS } from '../model/goals';
 import type { FilterNode, GoalEntry, GoalMatch, ReportQuery, RollupSource } from './ast';
 import { BUCKETS, type BucketUnit } from './registry/buckets';
 import { DIMENSIONS } from './registry/dimensions';
-import { FILTERS, type FilterDef } from './registry/filters';
+import { FILTERS, leaves, type FilterDef } from './registry/filters';
 import { traitsOf } from './registry/reports';
 import { bucketLabels } from './window/buckets';
 import { addCalendar, clampToRetention, resolveWindow, type Span } from './window/resolve';
@@ -123,21 +123,6 @@ export const expandGoalRules: Pass = (q, ctx) => {
   const counted = nominated.length ? unionMatch(nominated.map(ruleMatch)) : everyGoal;
   return { ...q, catalog, filters, counted };
 };
-
-/** The filter tree's conditions, through and/or/not. */
-export function leaves(node: FilterNode | null): FilterNode[] {
-  if (!node) return [];
-  if (node.kind === 'and' || node.kind === 'or') return node.items.flatMap(leaves);
-  return node.kind === 'not' ? leaves(node.item) : [node];
-}
-
-/**
- * Whether every filter compares a session attribute (carried by every event of the session, so a
- * session matches or not as a whole, whatever the window holds of it). Payments follow such filters
- * to their attributed session's attributes (lower/parts.ts attributedPayments).
- */
-export const onlySessionFilters = (node: FilterNode | null): boolean =>
-  !!node && leaves(node).every((l) => l.kind === 'cond' && (FILTERS[l.filter] as FilterDef).level === 'session');
 
 /**
  * Decide tables: the quarter-hour session rollup answers reports grouped by time or by a session

@@ -6,7 +6,7 @@ import {
 } from '../sql/ast';
 import { BUILTIN_EVENTS } from '../../model/goals';
 import { baseWhere, goalCondition, metricColumns, metricScope, pageBounds, relationOf, splitBySource } from './common';
-import { onlySessionFilters } from '../planner';
+import { onlySessionFilters } from '../registry/filters';
 import { attributedPayments } from './parts';
 
 /**

@@ -1,6 +1,6 @@
 import { ROLLUP_SESSION_ATTRIBUTES } from '../../clickhouse/rollups';
 import type { FilterNode, ReportQuery } from '../ast';
-import { onlySessionFilters } from '../planner';
+import { onlySessionFilters } from '../registry/filters';
 import { METRICS, type MetricKey } from '../registry/metrics';
 import {
   and, as, bin, col, eq, fn, inSet, join, lit, param, scalar, select, str, subquery, table, tuple, union, type Expr, type SelectNode, type UnionNode,

@@ -99,3 +99,18 @@ export function filterValue(name: FilterKey, raw: string): string {
 }
 
 export const isFilterKey = (k: string): k is FilterKey => (FILTER_KEYS as readonly string[]).includes(k);
+
+/** The filter tree's conditions, through and/or/not. */
+export function leaves(node: FilterNode | null): FilterNode[] {
+  if (!node) return [];
+  if (node.kind === 'and' || node.kind === 'or') return node.items.flatMap(leaves);
+  return node.kind === 'not' ? leaves(node.item) : [node];
+}
+
+/**
+ * Whether every filter compares a session attribute (carried by every event of the session, so a
+ * session matches or not as a whole, whatever the window holds of it). Payments follow such filters
+ * to their attributed session's attributes (lower/parts.ts attributedPayments).
+ */
+export const onlySessionFilters = (node: FilterNode | null): boolean =>
+  !!node && leaves(node).every((l) => l.kind === 'cond' && (FILTERS[l.filter] as FilterDef).level === 'session');
