@@ -51,16 +51,18 @@ const ifw = (name: string, s: MetricScope, ...args: Expr[]) =>
 const countWhere = (cond: Expr) => (cond.kind === 'literal' && cond.value === 1 ? fn('count') : fn('countIf', cond));
 export const isPageview = () => eq(col('name'), str('pageview'));
 const isCrawler = () => eq(col('is_bot'), lit(1));
-const pct = (part: Expr, whole: Expr) =>
-  fn('if', eq(whole, lit(0)), lit(0), fn('round', bin('*', bin('/', part, whole), lit(100)), lit(2)));
-/** Duration of a whole session in seconds; sessions under 5 s are left out of duration figures. */
-const LONG_ENOUGH = () => bin('>=', col('duration'), lit(5));
-
 /**
  * Nearest integer, halves up, as Math.round does for the figures derived in TypeScript. TRAP:
  * ClickHouse's round() rounds a float's halves to even (a mean of 12.5 s would show as 12).
  */
 const halfUp = (x: Expr) => fn('floor', bin('+', x, lit(0.5)));
+
+/** A percentage to 2 decimals, halves up: the arithmetic of the TypeScript-derived conversion_rate. */
+const pct = (part: Expr, whole: Expr) =>
+  fn('if', eq(whole, lit(0)), lit(0), bin('/', halfUp(bin('*', bin('/', part, whole), lit(10_000))), lit(100)));
+/** Duration of a whole session in seconds; sessions under 5 s are left out of duration figures. */
+const LONG_ENOUGH = () => bin('>=', col('duration'), lit(5));
+
 
 export const METRICS = {
   visitors: {
@@ -128,7 +130,7 @@ export const METRICS = {
     type: 'number', part: 'sessions',
     sessions: () =>
       fn('if', eq(fn('countIf', LONG_ENOUGH()), lit(0)), lit(0),
-        fn('round', agg('quantileExactInclusiveIf', [0.5], col('duration'), LONG_ENOUGH()), lit(3))),
+        bin('/', halfUp(bin('*', agg('quantileExactInclusiveIf', [0.5], col('duration'), LONG_ENOUGH()), lit(1000))), lit(1000))),
   },
   payments: { type: 'integer', part: 'payments' },
   revenue_cents: { type: 'integer', part: 'payments' },

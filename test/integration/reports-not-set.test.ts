@@ -17,6 +17,11 @@ beforeAll(async () => {
     { ts: '2026-05-19T11:00:00Z', visitor: 'V2', path: '/', user_agent: UNKNOWN_OS },
     { ts: '2026-05-19T11:00:20Z', visitor: 'V2', path: '/docs', user_agent: UNKNOWN_OS },
   ]);
+  // The day before: 32 sessions, one of them a bounce (1/32 = 3.125 %).
+  await s.importLines(Array.from({ length: 32 }, (_, i) => [
+    { ts: `2026-05-18T${String(i % 24).padStart(2, '0')}:00:00Z`, visitor: `R${i}`, path: '/' },
+    ...(i === 0 ? [] : [{ ts: `2026-05-18T${String(i % 24).padStart(2, '0')}:00:10Z`, visitor: `R${i}`, path: '/next' }]),
+  ]).flat());
   await s.payment({ id: 'pay_v1', visitor: 'V1', paid_at: '2026-05-19T10:30:00Z', amount: 1000 });
   await s.payment({ id: 'pay_stranger', visitor: 'never-seen', paid_at: '2026-05-19T12:00:00Z', amount: 250 });
   await s.payment({ id: 'pay_anonymous', visitor: null, paid_at: '2026-05-19T12:30:00Z', amount: 300 });
@@ -51,4 +56,10 @@ test('the mean session length rounds halves up, like every other rounded figure'
   // (5 + 20) / 2 = 12.5 s; ClickHouse's round() would give 12 (halves to even).
   expect((await s.ok('/overview', DAY)).data.avg_session_seconds).toBe(13);
   expect((await s.ok('/engagement', { ...DAY, unit: 'day' })).data[0].median_session_seconds).toBe(12.5);
+});
+
+test('the bounce rate rounds halves up too, as the conversion rate does (1 bounce in 32 sessions is 3.13)', async () => {
+  const before = { from: '2026-05-18T00:00:00Z', to: '2026-05-19T00:00:00Z' };
+  expect((await s.ok('/overview', before)).data).toMatchObject({ sessions: 32, bounce_rate: 3.13 });
+  expect((await s.ok('/engagement', { ...before, unit: 'day' })).data[0]).toMatchObject({ sessions: 32, bounce_rate: 3.13 });
 });
