@@ -104,6 +104,8 @@ export function registeredRoutes(): RouteInfo[] {
   return [...registered.values()];
 }
 
+const WRITE_503 = 'overloaded: another process kept the row busy (server mode); see Retry-After';
+
 const errorResponse = (description: string) => ({
   description,
   content: { 'application/json': { schema: z.object({ error: ErrorBody }) } },
@@ -138,12 +140,14 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
       401: errorResponse('invalid_credential: missing, malformed, revoked or expired key'),
       403: errorResponse('forbidden: the key lacks the scope or does not reach the site'),
       ...(params.some((p) => p !== 'siteId' && p.endsWith('Id')) ? { 404: errorResponse('not_found: no such resource on this site') } : {}),
-      ...(spec.body ? {
+      // Every write reads (or refuses) a body, and edits rows by turn with other processes (server mode).
+      ...(isWrite ? {
         413: errorResponse('payload_too_large: the body is over the limit'),
         415: errorResponse('unsupported_media_type: the body is not Content-Type: application/json'),
       } : {}),
       429: errorResponse('rate_limited: see Retry-After'),
-      ...Object.fromEntries(Object.entries(spec.refusals ?? {}).map(([status, when]) => [status, errorResponse(when)])),
+      ...(isWrite ? { 503: errorResponse(WRITE_503) } : {}),
+      ...Object.fromEntries(Object.entries(spec.refusals ?? {}).map(([status, when]) => [status, errorResponse(status === '503' && isWrite ? `${when}; ${WRITE_503}` : when)])),
     },
   });
 }
@@ -187,12 +191,13 @@ export class RouteRegistrar {
 
 const jsonParser = express.json({ limit: '100kb', strict: true });
 
+/** Whether the request carries a body at all (a length above 0, or chunked). */
+const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+
 /**
  * Reads a write's JSON body. Runs after scope and reach (docs/AUTH.md: tenancy first), so a key that
  * may not write here is told 403 whatever it sent; a body that is not JSON is 415 before parsing.
  */
-const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-
 function readBody(req: Request, res: Response): Promise<void> {
   if (hasBody(req) && !req.is('application/json')) {
     return Promise.reject(new AppError(415, 'unsupported_media_type', 'Request bodies must be Content-Type: application/json.'));

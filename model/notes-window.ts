@@ -5,7 +5,7 @@ import type { Store } from '../clickhouse/store';
 import { siteZone } from '../query/context';
 import { rangeOrder, windowConflict } from '../query/params';
 import { clampToRetention, PERIODS, resolvePeriod, type Period } from '../query/window/resolve';
-import { isoInZone as isoWithMillis, localToUtc, zonedParts } from '../query/window/zoned';
+import { dateInZone, isoInZone as isoWithMillis, localToUtc, parseDate } from '../query/window/zoned';
 
 /**
  * The spec's window parameters (period | from+to, tz, bots) resolved to a UTC half-open [from, to)
@@ -51,8 +51,6 @@ export interface ResolvedWindow {
 
 const DAY = 86_400_000;
 
-const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-
 /** ISO 8601 with the zone's offset at that instant, to the second: 2026-03-10T00:00:00-04:00. */
 export const isoInZone = (ms: number, tz: string): string => isoWithMillis(Math.floor(ms / 1000) * 1000, tz);
 
@@ -61,10 +59,10 @@ export const zonedMidnight = (y: number, m: number, d: number, tz: string): numb
   localToUtc({ year: y, month: m, day: d, hour: 0, minute: 0, second: 0 }, tz);
 
 /** `YYYY-MM-DD` of an instant in tz. */
-export function localDate(ms: number, tz: string): string {
-  const p = zonedParts(ms, tz);
-  return `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)}`;
-}
+export const localDate = dateInZone;
+
+/** The instant a date note's day starts in tz (`occurred_date` is `YYYY-MM-DD`). */
+export const dayStart = (date: string, tz: string): number => localToUtc(parseDate(date), tz);
 
 /**
  * Resolve the window with the reports' own calendar rules (query/window). `period=all` starts at

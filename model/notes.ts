@@ -2,7 +2,7 @@ import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import type { Site } from '../core/domain';
 import { newId } from '../core/ids';
-import { isoInZone, localDate, zonedMidnight, type ResolvedWindow } from './notes-window';
+import { dayStart, isoInZone, localDate, type ResolvedWindow } from './notes-window';
 import { fetchSize } from '../core/paging';
 
 /**
@@ -61,22 +61,18 @@ export class NotesRepo {
     return this.table.removeOfSite(siteId, id);
   }
 
+  /** When the site's earliest note happened, read in tz (date notes at that day's midnight); null without notes. */
+  async earliest(site: Site, tz: string): Promise<number | null> {
+    const [row] = await this.table.select('site_id = {s:UUID}', { s: site.id, wtz: tz }, `ORDER BY ${EFFECTIVE('wtz')} ASC LIMIT 1`);
+    if (!row) return null;
+    return row.granularity === 'date' && row.occurred_date ? dayStart(row.occurred_date, tz) : Date.parse(chToIso(row.occurred_at)!);
+  }
+
   /**
    * Newest first by when the note happened. With a window, a minute note counts when its instant is
    * in [from, to); a date note when its day's midnight in the window's zone is, so a day-note shows
    * on the day it names whatever zone the viewer uses.
    */
-  /** When the site's earliest note happened, read in tz (date notes at that day's midnight); null without notes. */
-  async earliest(site: Site, tz: string): Promise<number | null> {
-    const [row] = await this.table.select('site_id = {s:UUID}', { s: site.id, wtz: tz }, `ORDER BY ${EFFECTIVE('wtz')} ASC LIMIT 1`);
-    if (!row) return null;
-    if (row.granularity === 'date' && row.occurred_date) {
-      const [y, m, d] = row.occurred_date.split('-').map(Number);
-      return zonedMidnight(y, m, d, tz);
-    }
-    return Date.parse(chToIso(row.occurred_at)!);
-  }
-
   list(site: Site, page: { limit: number; offset: number }, window?: ResolvedWindow): Promise<NoteRow[]> {
     const params: Record<string, unknown> = {
       s: site.id, stz: site.timezone, lim: fetchSize(page), off: page.offset,
@@ -98,8 +94,7 @@ export class NotesRepo {
 export function noteOut(row: NoteRow, site: Site, members: ReadonlySet<string>): Note {
   let occurred = chToIso(row.occurred_at)!;
   if (row.granularity === 'date' && row.occurred_date) {
-    const [y, m, d] = row.occurred_date.split('-').map(Number);
-    occurred = isoInZone(zonedMidnight(y, m, d, site.timezone), site.timezone);
+    occurred = isoInZone(dayStart(row.occurred_date, site.timezone), site.timezone);
   }
   return {
     id: row.id, body: row.body, granularity: row.granularity, occurred_at: occurred,

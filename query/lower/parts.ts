@@ -173,6 +173,11 @@ function grouping(group: PaymentGrouping): Expr | undefined {
   return and(group.only.present, inSet(key, group.only.except, true));
 }
 
+function paymentFilter(filters: FilterNode, q: ReportQuery): Expr {
+  // Unqualified subjects resolve to the session side: the payment side has no attribute columns.
+  return onlySessionFilters(filters) ? filterCondition(filters) : inSet(col('session_id', 's'), rowSet(q, 'session_id'));
+}
+
 /**
  * Payments joined to the session they are attributed to: the paying visitor's latest session
  * started before the payment (ASOF JOIN). Filters on session attributes alone select payments whose
@@ -181,11 +186,6 @@ function grouping(group: PaymentGrouping): Expr | undefined {
  * (paths, goals, links, crawler kinds) need a row in the window matching them in that session.
  * `group` adds a label column and restricts it (PaymentGrouping).
  */
-function paymentFilter(filters: FilterNode, q: ReportQuery): Expr {
-  // Unqualified subjects resolve to the session side: the payment side has no attribute columns.
-  return onlySessionFilters(filters) ? filterCondition(filters) : inSet(col('session_id', 's'), rowSet(q, 'session_id'));
-}
-
 export function attributedPayments(q: ReportQuery, group?: PaymentGrouping): SelectNode {
   const paying = paymentRows(q, ['visitor_id']);
   const sessionsOfPayers = select({

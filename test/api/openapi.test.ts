@@ -80,6 +80,15 @@ test('routes document the refusals of their own: conflicts, a missing board or w
   expect(codes('/sites/{siteId}/overview', 'get')).toContain('503'); // storage_unavailable
 });
 
+test('every write documents what any write can answer: a refused body (413, 415) and a busy row (503 overloaded)', () => {
+  const responses = (path: string, method: string) => doc.paths[path][method].responses;
+  // DELETE takes no body and refuses one.
+  expect(Object.keys(responses('/sites/{siteId}/share', 'delete'))).toEqual(expect.arrayContaining(['413', '415', '503']));
+  expect(responses('/sites/{siteId}/notes', 'post')['503'].description).toMatch(/^overloaded:/);
+  // A route's own 503 keeps its words and adds the busy row's.
+  expect(responses('/sites/{siteId}/integrations/{provider}/resync', 'post')['503'].description).toMatch(/^queue_unavailable: .*; overloaded:/);
+});
+
 test('report parameters are documented as the types they must spell: enums, bounded integers, date-times', () => {
   const params = (path: string) => Object.fromEntries(doc.paths[path].get.parameters.map((p: any) => [p.name, p.schema]));
   const breakdown = params('/sites/{siteId}/breakdowns/{dimension}');
