@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fetchSize, type Paging } from '../core/paging';
+import { fetchSize, LIMIT, OFFSET, type Bounds, type Paging } from '../core/paging';
 import './openapi'; // extends zod with .openapi() before the schemas below use it
 
 /**
@@ -11,7 +11,7 @@ export function digitsBetween(min: number, max: number, message: string) {
 }
 
 /** A paging parameter, as the reports read theirs (query/params.ts), with its default. */
-function integerParam(min: number, max: number, fallback: number) {
+function integerParam({ min, max, fallback }: Bounds) {
   return digitsBetween(min, max, `must be an integer from ${min} to ${max}`)
     .optional()
     .transform((n) => n ?? fallback)
@@ -20,8 +20,8 @@ function integerParam(min: number, max: number, fallback: number) {
 
 /** `limit` 1-1000 (default 100) and `offset` (default 0), refused outside those bounds, never clamped. */
 export const pagingShape = {
-  limit: integerParam(1, 1000, 100),
-  offset: integerParam(0, 1_000_000_000, 0),
+  limit: integerParam(LIMIT),
+  offset: integerParam(OFFSET),
 };
 export const pagingQuery = z.object(pagingShape);
 

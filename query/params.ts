@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Site } from '../core/domain';
 import { AppError, invalidRequest } from '../core/errors';
+import { LIMIT, OFFSET, type Bounds } from '../core/paging';
 import { REPORTABLE } from '../core/time';
 import type { FilterNode, ReportName, ReportQuery } from './ast';
 import { BUCKET_UNITS } from './registry/buckets';
@@ -130,8 +131,11 @@ export function unknownDimension(value: string): AppError {
 }
 
 const bots = (p: Params) => oneOf('bots', ['excluded', 'included'] as const, p.bots) ?? 'excluded';
-const paging = (p: Params) => ({ limit: int('limit', 1, 1000, 100)(p.limit), offset: int('offset', 0, 1_000_000_000, 0)(p.offset) });
-const minutes = (p: Params, fallback: number) => int('minutes', 1, 360, fallback)(p.minutes);
+const bounded = (name: string, b: Bounds) => int(name, b.min, b.max, b.fallback);
+const paging = (p: Params) => ({ limit: bounded('limit', LIMIT)(p.limit), offset: bounded('offset', OFFSET)(p.offset) });
+/** Realtime look-back: above 360 refused (spec, Limits). */
+export const MAX_MINUTES = 360;
+const minutes = (p: Params, fallback: number) => int('minutes', 1, MAX_MINUTES, fallback)(p.minutes);
 
 /**
  * The `/ai/*` reports always count crawler traffic (the spec): `bots` is checked like everywhere

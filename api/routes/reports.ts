@@ -1,10 +1,12 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { LIMIT, OFFSET, type Bounds } from '../../core/paging';
 import { invalidRequest } from '../../core/errors';
 import { runReport, type ReportName } from '../../query';
 import { DIMENSION_KEYS } from '../../query/registry/dimensions';
 import { BUCKET_UNITS } from '../../query/registry/buckets';
 import { FILTER_KEYS } from '../../query/registry/filters';
+import { MAX_MINUTES } from '../../query/params';
 import { PERIODS } from '../../query/window/resolve';
 import { PageMeta, RangeMeta, Timestamp } from '../openapi';
 import type { RouteRegistrar } from '../route';
@@ -31,12 +33,10 @@ const WINDOW = {
   bots: typed('crawlers left out (default) or counted', { enum: ['excluded', 'included'], default: 'excluded' }),
 };
 const FILTER_SHAPE = Object.fromEntries(FILTER_KEYS.map((k) => [`filter_${k}`, opt(`narrow to one ${k} value`)]));
-const PAGING = {
-  limit: typed('rows per page', { type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
-  offset: typed('rows to skip', { type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 }),
-};
+const bounded = (description: string, b: Bounds) => typed(description, { type: 'integer', minimum: b.min, maximum: b.max, default: b.fallback });
+const PAGING = { limit: bounded('rows per page', LIMIT), offset: bounded('rows to skip', OFFSET) };
 const UNIT = { unit: typed('bucket size (default by window length)', { enum: BUCKET_UNITS }) };
-const minutes = (fallback: number) => typed(`look-back in minutes (default ${fallback})`, { type: 'integer', minimum: 1, maximum: 360, default: fallback });
+const minutes = (fallback: number) => bounded(`look-back in minutes (default ${fallback})`, { min: 1, max: MAX_MINUTES, fallback });
 
 const int = z.number().int();
 
