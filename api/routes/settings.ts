@@ -21,11 +21,11 @@ export const currencySchema = z
   .transform((c) => c.trim().toUpperCase())
   .refine((c) => CURRENCIES.has(c), 'must be an ISO 4217 currency code such as USD or EUR');
 
-/** Lists are lower-cased and de-duplicated; the limit applies to what remains. */
+/** Lists are lower-cased (after `fix`: an escape may decode to upper case) and de-duplicated; the limit applies to what remains. */
 function list(name: string, max: number, item: z.ZodType<string, string>, fix: (s: string) => string = (s) => s) {
   return z
     .array(z.string().trim().min(1, `${name} entries must not be empty`).max(300))
-    .transform((xs) => [...new Set(xs.map((x) => fix(x.toLowerCase())))])
+    .transform((xs) => [...new Set(xs.map((x) => fix(x).toLowerCase()))])
     .pipe(z.array(item).max(max, `at most ${max} entries are allowed`));
 }
 

@@ -117,6 +117,12 @@ test('an excluded path pasted percent-encoded is saved decoded, as paths are mat
   expect(res.body.data.excluded_paths).toEqual(['/café/*', '/100%/x']);
 });
 
+test('a path whose escape decodes to upper case is saved lower-cased, as every list entry is', async () => {
+  const res = await patch({ excluded_paths: ['/CAF%C3%89/*', '/caf%C3%A9/*'] });
+  expect(res.status).toBe(200);
+  expect(res.body.data.excluded_paths).toEqual(['/café/*']);
+});
+
 test('limits apply after de-duplication', async () => {
   const res = await patch({ excluded_paths: [...many(50, (i) => `/p${i}`), ...many(50, (i) => `/P${i}`)] });
   expect(res.status).toBe(200);
