@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import proxyaddr from 'proxy-addr';
@@ -122,14 +121,22 @@ function precheck(req: IncomingMessage): AppError | null {
   return null;
 }
 
-/** A UTF-8 byte order mark (some server-side clients write one) is not JSON: skipped, as import does. */
-const bomLength = (body: Buffer) => (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0);
+/**
+ * Decodes, checks and drops a leading UTF-8 byte order mark (some server-side clients write one; it
+ * is not JSON) in one pass. Invalid bytes are refused: decoding would store U+FFFD in their place,
+ * silently changing a path or a prop.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 function parseJson(body: Buffer): unknown | AppError {
-  // Invalid bytes would be stored as U+FFFD, silently changing a path or a prop.
-  if (!isUtf8(body)) return new AppError(400, 'invalid_request', 'The request body is not valid UTF-8 text.');
+  let text: string;
   try {
-    return JSON.parse(body.toString('utf8', bomLength(body)));
+    text = UTF8.decode(body);
+  } catch {
+    return new AppError(400, 'invalid_request', 'The request body is not valid UTF-8 text.');
+  }
+  try {
+    return JSON.parse(text);
   } catch {
     return new AppError(400, 'invalid_request', 'The request body is not valid JSON.');
   }

@@ -97,20 +97,21 @@ test('SIGTERM mid-burst writes every accepted event before exiting', async () =>
 /**
  * 32 clients send events with unique paths until enough are acknowledged, then the server gets
  * `signal`; they keep sending until it has exited (SIGKILL) or for 300 ms into the shutdown (SIGTERM).
- * `unanswered`: requests sent before the exit that got no 202, the ones the process died with.
+ * `unanswered`: requests already sent when the signal went that got no 202, the ones the process died
+ * with (sends refused after the kill do not count: they prove nothing was in flight).
  */
 async function burstThen(from: number, signal: NodeJS.Signals, domain = 'crash.example') {
   const acked = new Set<number>();
   let next = from;
   let stop = false;
-  let gone = false;
+  let killed = false;
   let unanswered = 0;
   const worker = async () => {
     while (!stop) {
       const i = next++;
-      const beforeExit = !gone;
+      const beforeKill = !killed;
       if (await send(i, domain)) acked.add(i);
-      else if (beforeExit) unanswered++;
+      else if (beforeKill) unanswered++;
     }
   };
   const workers = Array.from({ length: 32 }, worker);
@@ -121,9 +122,9 @@ async function burstThen(from: number, signal: NodeJS.Signals, domain = 'crash.e
   // Stopping the senders at kill() could leave nothing in flight (all 32 answered just before the
   // signal landed); sending until the exit makes the kill land mid-burst whatever the timing.
   void exited.then(() => {
-    gone = true;
     if (signal === 'SIGKILL') stop = true;
   });
+  killed = true;
   child!.kill(signal);
   if (signal !== 'SIGKILL') setTimeout(() => (stop = true), 300); // keep sending into the shutdown for a moment
   await Promise.all(workers);
