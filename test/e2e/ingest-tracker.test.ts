@@ -1,11 +1,11 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { visitorIdFor } from '../../ingest/hash';
 import http from 'node:http';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
 import { launchBrowser } from './share-browser';
-import { DESKTOP_UA, servePages, trackerPage, type PageServer } from './tracker-pages';
+import { openTracked, pollRows, servePages, trackerIds, trackerPage, type PageServer } from './tracker-pages';
 
 /**
  * The tracker in headless Chromium against a real Tally: pages are served by a tiny HTTP server under
@@ -50,24 +50,11 @@ async function rows(siteId: string): Promise<Row[]> {
     browser, referrer FROM ${store.table('events')} WHERE site_id = {s:UUID} ORDER BY ts, event_id`, { s: siteId });
 }
 
-async function waitForRows(siteId: string, n: number): Promise<Row[]> {
-  for (let i = 0; i < 200; i++) {
-    const r = await rows(siteId);
-    if (r.length >= n) return r;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  return rows(siteId);
-}
+const waitForRows = (siteId: string, n: number) => pollRows(() => rows(siteId), n);
 
-async function open(host: string, path = '/', query = ''): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ userAgent: DESKTOP_UA });
-  const page = await context.newPage();
-  await page.goto(`http://${host}:${pagePort}${path}${query}`);
-  await page.waitForFunction(() => typeof (window as unknown as { tally: { ids?: unknown } }).tally.ids === 'function');
-  return { context, page };
-}
+const open = (host: string, path = '/', query = '') => openTracked(browser, `http://${host}:${pagePort}${path}${query}`);
 
-const ids = (page: Page) => page.evaluate(() => (window as unknown as { tally: { ids(): Promise<{ visitor_id: string; session_id: string }> } }).tally.ids());
+const ids = trackerIds;
 
 test('pageview, SPA navigation, custom event, outbound click and download; no cookie or storage on a cookieless site', async () => {
   const { context, page } = await open('shop.test', '/landing');

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { launchBrowser } from './share-browser';
-import { DESKTOP_UA, servePages, trackerPage, type PageServer } from './tracker-pages';
+import { DESKTOP_UA, openTracked, pollRows, servePages, trackerIds, trackerPage, type PageServer } from './tracker-pages';
 
 /**
  * The tracker's delivery in headless Chromium against a real Tally, where answers are slow, refused
@@ -47,38 +47,15 @@ afterAll(async () => {
 interface Row { name: string; pathname: string; link: string; visitor_id: string; session_id: string }
 
 /** The rows of pages under `prefix` (each test has its own), once there are `n`. */
-async function rows(siteId: string, prefix: string, n: number, settle = 0): Promise<Row[]> {
+function rows(siteId: string, prefix: string, n: number, settle = 0): Promise<Row[]> {
   const store = svc.running.ctx.store;
   const read = () => store.query<Row>(`SELECT name, pathname, link, toString(visitor_id) AS visitor_id, toString(session_id) AS session_id
     FROM ${store.table('events')} WHERE site_id = {s:UUID} AND startsWith(pathname, {p:String}) ORDER BY ts, event_id`, { s: siteId, p: prefix });
-  for (let i = 0; i < 200; i++) {
-    const r = await read();
-    if (r.length >= n) {
-      // Long enough for an event that should not come to have come.
-      if (settle) await new Promise((res) => setTimeout(res, settle));
-      return read();
-    }
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  return read();
+  return pollRows(read, n, settle);
 }
 const pairs = (r: Row[]) => r.map((x) => `${x.name} ${x.pathname}${x.link ? ' ' + x.link : ''}`).sort();
 
-/** A fresh browser context; `slow` holds every answer of the collection endpoint that long. */
-async function open(host: string, path: string, slow = 0): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ userAgent: DESKTOP_UA });
-  if (slow) {
-    await context.route('**/api/event', async (route) => {
-      const answer = await route.fetch();
-      await new Promise((r) => setTimeout(r, slow));
-      await route.fulfill({ response: answer }).catch(() => undefined); // the test may be over
-    });
-  }
-  const page = await context.newPage();
-  await page.goto(`http://${host}:${pagePort}${path}`);
-  await page.waitForFunction(() => typeof (window as unknown as { tally: { ids?: unknown } }).tally.ids === 'function');
-  return { context, page };
-}
+const open = (host: string, path: string, slow = 0) => openTracked(browser, `http://${host}:${pagePort}${path}`, slow);
 
 const run = (page: Page, script: string) => page.evaluate(script);
 const done = async (context: BrowserContext) => {
@@ -156,9 +133,9 @@ test('first_party_cookie: a click before the first answer, and a page the site e
   await page.evaluate(() => document.querySelector<HTMLAnchorElement>('#blog')!.addEventListener('click', (e) => e.preventDefault()));
   await page.click('#blog');
   // The cookie is written once an answer confirms the site keeps one (a page left before that keeps none).
-  await page.evaluate(() => (window as unknown as { tally: { ids(): Promise<unknown> } }).tally.ids());
+  await trackerIds(page);
   await page.goto(`http://crumb.test:${pagePort}/admin/settings`);
-  await page.evaluate(() => (window as unknown as { tally: { ids(): Promise<unknown> } }).tally.ids());
+  await trackerIds(page);
   const [jar] = await context.cookies();
   expect(jar).toMatchObject({ name: 'tally_vid' });
   await page.goto(`http://crumb.test:${pagePort}/home2`);
