@@ -45,15 +45,19 @@ async function notify(change: MetaChange): Promise<void> {
  * a moment before. While Redis is down the turns are per process again (the edit is not refused:
  * settings stay editable without Redis; the race is as rare as before).
  */
-const sharedTurns = new WeakMap<Store, { leases: Leases; waitMs: number }>();
+// Keyed by connection and database, as the rollup feeder is: every Store over them (dedicated()
+// gives a copy) shares the turns.
+const sharedTurns = new WeakMap<object, Map<string, { leases: Leases; waitMs: number }>>();
 
 /** `waitMs`: how long an edit waits for another process's turn on its row before answering 503. */
 export function shareRowTurns(store: Store, leases: Leases, waitMs = 15_000): void {
-  sharedTurns.set(store, { leases, waitMs });
+  let byDb = sharedTurns.get(store.client);
+  if (!byDb) sharedTurns.set(store.client, (byDb = new Map()));
+  byDb.set(store.database, { leases, waitMs });
 }
 
 async function sharedTurn<T>(store: Store, turn: string, task: () => Promise<T>): Promise<T> {
-  const shared = sharedTurns.get(store);
+  const shared = sharedTurns.get(store.client)?.get(store.database);
   if (!shared) return task();
   const outcome = await shared.leases.run(turn, task, shared.waitMs);
   if (outcome.held) return outcome.value;

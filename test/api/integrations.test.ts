@@ -512,6 +512,9 @@ describe('disconnecting', () => {
       expect(del.body.data).toEqual({ provider: 'stripe', deleted: true });
       expect(await connection(t)).toBeUndefined();
       expect((await svc.api('DELETE', `/sites/${t.siteId}/integrations/stripe`, { token: t.token })).status).toBe(404);
+      const unknown = await svc.api('DELETE', `/sites/${t.siteId}/integrations/paddle`, { token: t.token });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error).toEqual({ code: 'not_found', message: expect.stringContaining('providers: stripe, search_console') });
       const overview = await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
       expect(overview.body.data.payments).toBeGreaterThanOrEqual(4);
     } finally {

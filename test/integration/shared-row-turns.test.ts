@@ -95,6 +95,14 @@ describe('with shared turns (server mode)', () => {
     expect(row.backfill_job).toBe('generation-2');
   });
 
+  test('a copy of the store (what dedicated() gives in server mode) shares the turns', async () => {
+    const siteId = await connectedSite();
+    const copy = { ...store, close: () => Promise.resolve() };
+    const row = await raceProgressAgainstResync(new IntegrationRepo(store), new other.IntegrationRepo(copy), siteId);
+    expect(row.backfill_cursor).toBe('page-7');
+    expect(row.backfill_job).toBe('generation-2');
+  });
+
   test('edits of different rows do not wait for each other', async () => {
     const [a, b] = [await connectedSite(), await connectedSite()];
     const order: string[] = [];
