@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import path from 'node:path';
 import { startService, type Running } from '../../api/runtime';
 import { loadConfig, type Role } from '../../core/config';
 import { JOBS } from '../../workers/registry';
 import type { JobDefinition } from '../../workers/types';
 import { request } from '../support/http';
+import { processDataDir } from '../support/engine';
 
 /**
  * TALLY_ROLE splits the service. In production the split needs a ClickHouse server; the role logic
@@ -23,7 +23,7 @@ const job: JobDefinition<{ from: string }> = {
 JOBS.push(job);
 
 const prefix = `tally-test-roles-${randomBytes(4).toString('hex')}`;
-const dataDir = path.join(os.tmpdir(), `tally-jest-${process.pid}`);
+const dataDir = processDataDir;
 
 function start(role: Role, db: string): Promise<Running> {
   const config = loadConfig({

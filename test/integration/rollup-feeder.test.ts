@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
 import { redisFeedLock } from '../../clickhouse/feed-lock';
 import { RollupFeeder } from '../../clickhouse/feeder';
 import { migrate } from '../../clickhouse/migrate';
-import { openStore, type Store } from '../../clickhouse/store';
+import type { Store } from '../../clickhouse/store';
 import { connectRedis, type RedisHandle } from '../../infra/redis';
+import { openTestStore } from '../support/engine';
 
 /**
  * The rollup feeder on the real engine. Each `new RollupFeeder(store)` plays one process's feeder
@@ -22,7 +21,7 @@ const database = `feeder_${process.pid}_${Date.now()}`;
 let redis: RedisHandle;
 
 beforeAll(async () => {
-  store = openStore({ database, dataDir: path.join(os.tmpdir(), `tally-jest-${process.pid}`) });
+  store = openTestStore(database);
   await migrate(store);
   redis = connectRedis(process.env.TALLY_REDIS_URL ?? 'redis://127.0.0.1:6379', `feeder-test-${process.pid}`);
   await redis.attempted;
@@ -253,7 +252,7 @@ test('a shared feeder without a lease to take does not feed', async () => {
 });
 
 test('cluster mode is refused at start instead of feeding from a table without parts', async () => {
-  const clustered = openStore({ database, cluster: 'c1', dataDir: path.join(os.tmpdir(), `tally-jest-${process.pid}`) });
+  const clustered = openTestStore(database, { cluster: 'c1' });
   try {
     await expect(new RollupFeeder(clustered).start()).rejects.toThrow(/CLICKHOUSE_CLUSTER.*cluster mode/);
   } finally {

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
 import { shareRowTurns } from '../../clickhouse/meta';
 import { migrate } from '../../clickhouse/migrate';
-import { openStore, type Store } from '../../clickhouse/store';
+import type { Store } from '../../clickhouse/store';
 import { AppError } from '../../core/errors';
 import { redisLeases, type Leases } from '../../infra/lease';
 import { connectRedis, type RedisHandle } from '../../infra/redis';
 import { IntegrationRepo, queuedBackfill, type IntegrationRow } from '../../model/integrations';
+import { openTestStore } from '../support/engine';
 
 /**
  * Row edits of several processes (server mode) on the real engine and Redis. "Another process" is a
@@ -33,7 +32,7 @@ function anotherProcess(): ModelCopy {
 }
 
 beforeAll(async () => {
-  store = openStore({ database, dataDir: path.join(os.tmpdir(), `tally-jest-${process.pid}`) });
+  store = openTestStore(database);
   await migrate(store);
   redis = connectRedis(process.env.TALLY_REDIS_URL ?? 'redis://127.0.0.1:6379', `turns-test-${process.pid}`);
   await redis.attempted;

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
@@ -9,6 +8,7 @@ import { COMMANDS } from '../../cli/admin/commands';
 import { loadConfig, type Config } from '../../core/config';
 import type { Scope } from '../../core/domain';
 import { request, type HttpResult, type RequestOptions } from './http';
+import { processDataDir } from './engine';
 
 /**
  * One real Tally per test suite: chDB in this worker process (one engine per process, so each suite
@@ -39,7 +39,6 @@ export interface Tenant {
   key(opts?: { scopes?: Scope[]; sites?: string[]; expiresAt?: string; userId?: string }): Promise<{ id: string; token: string }>;
 }
 
-const processDataDir = path.join(os.tmpdir(), `tally-jest-${process.pid}`);
 
 export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
   const suite = randomBytes(5).toString('hex');

@@ -5,6 +5,7 @@ import { rollupFeeder } from '../../clickhouse/feeder';
 import { loadMigrations, migrate, renderAll } from '../../clickhouse/migrate';
 import { renderMigration } from '../../clickhouse/render';
 import { openStore, type Store } from '../../clickhouse/store';
+import { openTestStore } from '../support/engine';
 
 /**
  * The rendered DDL of both deployment shapes is pinned in __golden__/. A migration added on purpose
@@ -89,7 +90,7 @@ describe('the single-node DDL on chDB', () => {
   let store: Store;
   const database = `ddl_${process.pid}_${Date.now()}`;
   beforeAll(() => {
-    store = openStore({ database, dataDir: path.join(os.tmpdir(), `tally-jest-${process.pid}`) });
+    store = openTestStore(database);
   });
   afterAll(() => store.close());
 
