@@ -8,7 +8,11 @@ import { isoToCh } from '../clickhouse/meta';
  */
 export const STRIPE = 'stripe';
 
-export function stripeClient(secretKey: string, apiUrl?: URL): Stripe {
+/** Imports retry and wait; a webhook reads within Stripe's own delivery, which Stripe redelivers (see webhooks.ts). */
+export interface StripeCalls { maxNetworkRetries: number; timeout: number }
+const IMPORT_CALLS: StripeCalls = { maxNetworkRetries: 2, timeout: 20_000 };
+
+export function stripeClient(secretKey: string, apiUrl?: URL, calls: StripeCalls = IMPORT_CALLS): Stripe {
   const target = apiUrl
     ? {
       host: apiUrl.hostname,
@@ -16,7 +20,7 @@ export function stripeClient(secretKey: string, apiUrl?: URL): Stripe {
       protocol: apiUrl.protocol === 'https:' ? ('https' as const) : ('http' as const),
     }
     : {};
-  return new Stripe(secretKey, { ...target, maxNetworkRetries: 2, timeout: 20_000, telemetry: false });
+  return new Stripe(secretKey, { ...target, ...calls, telemetry: false });
 }
 
 /** What a Stripe connection is made with, sealed as JSON in `credentials`. */

@@ -92,6 +92,8 @@ function unreadable(err: unknown, siteId: string): string {
   return 'Stripe could not be reached to read the charge; deliver the event again later.';
 }
 
+const WEBHOOK_CALLS = { maxNetworkRetries: 0, timeout: 5_000 };
+
 /**
  * The charge as Stripe has it now, with what lost disputes took of it. Stripe unreachable (or
  * refusing the key) is 503: the notification is not acknowledged and Stripe delivers it again later.
@@ -99,7 +101,9 @@ function unreadable(err: unknown, siteId: string): string {
  */
 async function storeCharge(deps: WebhookDeps, row: IntegrationRow, chargeId: string): Promise<number> {
   const { secret_key } = openCredentials<StripeCredentials>(deps.secrets, row);
-  const stripe = stripeClient(secret_key, deps.config.stripeApiUrl);
+  // One short try: Stripe waits for this answer and redelivers a 503 later, so retrying here (the
+  // import's 2 retries of 20 s) would only hold its delivery for a minute.
+  const stripe = stripeClient(secret_key, deps.config.stripeApiUrl, WEBHOOK_CALLS);
   const version = nextVersion();
   let charge: Stripe.Charge;
   let lost: number;
