@@ -61,20 +61,34 @@ export const shiftDate = (date: string, days: number): string => formatDate(addD
 /** The first day of the month RETENTION_MONTHS before `today`'s: older days the console no longer has. */
 export const retentionStart = (today: string): string => formatDate(addMonths(parseDate(today), -RETENTION_MONTHS));
 
-/** Days from `first` to `last` that have any impressions, newest first (one request). */
-export async function datesWithData(sc: searchconsole_v1.Searchconsole, property: string, first: string, last: string): Promise<string[]> {
-  if (first > last) return [];
-  const res = await sc.searchanalytics.query({
-    siteUrl: property,
-    requestBody: { startDate: first, endDate: last, dimensions: ['date'], rowLimit: PAGE_ROWS, dataState: 'all', type: 'web' },
-  });
-  return (res.data.rows ?? []).filter((r) => (r.impressions ?? 0) > 0).map((r) => r.keys![0]).sort().reverse();
-}
-
 /** One (term, hostname, path) of a day, summed over the API's rows; or the day's property total (DAY_TOTAL). */
 interface TermPage {
   term: string; hostname: string; path: string; clicks: number; impressions: number; position_sum: number;
 }
+
+/**
+ * The property's figures per day from `first` to `last` (one request, grouped by date alone): the
+ * console's own totals, which count anonymised queries and count a result once however many of the
+ * property's URLs it showed. Days without impressions are absent; `firstIncomplete` is the first day
+ * the console still collects.
+ */
+export interface DayTotals { byDay: Map<string, TermPage>; firstIncomplete?: string }
+
+export async function dayTotals(sc: searchconsole_v1.Searchconsole, property: string, first: string, last: string): Promise<DayTotals> {
+  if (first > last) return { byDay: new Map() };
+  const res = await sc.searchanalytics.query({
+    siteUrl: property,
+    requestBody: { startDate: first, endDate: last, dimensions: ['date'], rowLimit: PAGE_ROWS, dataState: 'all', type: 'web' },
+  });
+  const days = (res.data.rows ?? []).filter((r) => (r.impressions ?? 0) > 0);
+  return {
+    byDay: new Map(days.map((r) => [r.keys![0], { ...DAY_TOTAL, ...figures(r) }])),
+    firstIncomplete: res.data.metadata?.firstIncompleteDate ?? undefined,
+  };
+}
+
+/** Days with any impressions, newest first. */
+export const daysWithData = (t: DayTotals): string[] => [...t.byDay.keys()].sort().reverse();
 
 /** `https://Shop.example/a/b?x=1` -> shop.example and /a/b, as event paths are stored. */
 function pageParts(page: string): { hostname: string; path: string } {
@@ -123,25 +137,17 @@ async function askDay(sc: searchconsole_v1.Searchconsole, property: string, day:
 }
 
 /**
- * The day's figures for the whole property (grouped by date alone): the console's own totals, which
- * count anonymised queries and count a result once however many of the property's URLs it showed.
+ * Import one day whole: its property total (from `totals`, read once for a range of days), then every
+ * page of its (date, query, page) rows, final unless the console says data from that day on is still
+ * being collected (`firstIncompleteDate`). `requests` counts the pages of term rows.
  */
-async function dayTotal(sc: searchconsole_v1.Searchconsole, property: string, day: string) {
-  const { rows, notFinal } = await askDay(sc, property, day, { dimensions: ['date'] });
-  const total = rows.find((r) => r.keys?.[0] === day && (r.impressions ?? 0) > 0);
-  return { total: total && { ...DAY_TOTAL, ...figures(total) }, notFinal };
-}
-
-/**
- * Import one day whole: its property total, then every page of its (date, query, page) rows, final
- * unless the console says data from that day on is still being collected (`firstIncompleteDate`).
- * `requests` counts the pages of term rows.
- */
-export async function importDay(sc: searchconsole_v1.Searchconsole, store: Store, siteId: string, property: string, day: string): Promise<DayImport> {
+export async function importDay(
+  sc: searchconsole_v1.Searchconsole, store: Store, siteId: string, property: string, day: string, totals: DayTotals,
+): Promise<DayImport> {
   const version = nextVersion();
-  const { total, notFinal } = await dayTotal(sc, property, day);
+  const total = totals.byDay.get(day);
   const sums = new Map<string, TermPage>();
-  let final = !notFinal;
+  let final = !(totals.firstIncomplete && totals.firstIncomplete <= day);
   let requests = 0;
   for (let startRow = 0; ; startRow += PAGE_ROWS) {
     const page = await askDay(sc, property, day, { dimensions: ['date', 'query', 'page'], rowLimit: PAGE_ROWS, startRow });

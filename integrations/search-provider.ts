@@ -5,7 +5,7 @@ import { nowMs } from '../core/clock';
 import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { BackfillRun, Provider } from './provider';
 import {
-  clearRows, consoleDate, datesWithData, importDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
+  clearRows, consoleDate, dayTotals, daysWithData, importDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
 } from './search-console';
 import { googleFailure } from './google-errors';
 
@@ -88,9 +88,9 @@ async function importAll(run: BackfillRun<SearchCredentials>): Promise<boolean> 
   const sc = searchClient(c, run.ctx.config.googleApiUrl);
   const today = consoleDate(nowMs());
   const last = run.row.backfill_cursor ? shiftDate(run.row.backfill_cursor, -1) : today;
-  const days = await datesWithData(sc, c.property, retentionStart(today), last);
-  for (const day of days) {
-    const done = await importDay(sc, run.ctx.store, run.siteId, c.property, day);
+  const totals = await dayTotals(sc, c.property, retentionStart(today), last);
+  for (const day of daysWithData(totals)) {
+    const done = await importDay(sc, run.ctx.store, run.siteId, c.property, day, totals);
     if (!(await run.progress(day, { days: 1, rows: done.rows, pages: done.requests }))) return false;
   }
   return true;

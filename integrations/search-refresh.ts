@@ -4,7 +4,7 @@ import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
 import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { WorkerContext } from '../workers/types';
 import { openCredentials } from './providers';
-import { consoleDate, importDay, oldestNotFinal, searchClient, shiftDate, type SearchCredentials } from './search-console';
+import { consoleDate, dayTotals, importDay, oldestNotFinal, searchClient, shiftDate, type SearchCredentials } from './search-console';
 import { searchConsoleProvider } from './search-provider';
 
 /**
@@ -34,7 +34,8 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
   const first = oldest && oldest < recent ? oldest : recent;
   let error: string | null = null;
   try {
-    for (let day = today; day >= first; day = shiftDate(day, -1)) await importDay(sc, ctx.store, row.site_id, c.property, day);
+    const totals = await dayTotals(sc, c.property, first, today);
+    for (let day = today; day >= first; day = shiftDate(day, -1)) await importDay(sc, ctx.store, row.site_id, c.property, day, totals);
   } catch (err) {
     // An outage is retried by the next run; a refusal (revoked key, access removed) is shown on
     // GET /integrations until a refresh succeeds again.

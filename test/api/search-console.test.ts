@@ -50,6 +50,10 @@ const dayQueries = (property: string) => google.requests
   .filter((r) => r.path.endsWith(`${property}/searchAnalytics/query`) && (r.body.dimensions as string[]).includes('query'))
   .map((r) => r.body.startDate as string);
 
+/** Queries of the property's daily totals (grouped by date alone): one per import or refresh run, not one per day. */
+const totalQueries = (property: string) => google.requests
+  .filter((r) => r.path.endsWith(`${property}/searchAnalytics/query`) && (r.body.dimensions as string[]).join() === 'date').length;
+
 describe('connecting', () => {
   let t: Tenant;
   let account: ServiceAccountKey;
@@ -217,15 +221,16 @@ describe('the import, the refresh, re-sync and disconnect', () => {
 
   test('an import that fails part way resumes after the last stored day; nothing is counted twice', async () => {
     const before = dayQueries(property).length;
-    // The re-sync's dates query passes, today and day 1 pass (each a total, then its rows), day 2's
-    // total passes and its rows fail once (this property's requests only: the other suite's site may
-    // still be being refreshed).
-    google.failNext(1, { path: `${property}/searchAnalytics`, after: 6 });
+    const totalsBefore = totalQueries(property);
+    // The re-sync's one query of daily totals passes, today's and day 1's rows pass, day 2's rows fail
+    // once (this property's requests only: the other suite's site may still be being refreshed).
+    google.failNext(1, { path: `${property}/searchAnalytics`, after: 3 });
     expect((await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token })).status).toBe(202);
     const done = await until('re-import', () => connection(t), (c) => c?.backfill.state === 'completed' && c.backfill.counts.days === 5, 60_000);
     expect(done.backfill.counts).toEqual({ days: 5, rows: 1 + 1 + 1 + 25_010 + 2, pages: 6 });
     // today and day 1 (stored before the failure) once; day 2 failed, then asked again; the rest once.
     expect(dayQueries(property).slice(before)).toEqual([today, day(1), day(2), day(2), PAGED, PAGED, day(40)]);
+    expect(totalQueries(property) - totalsBefore).toBe(2); // the run that failed and the one that resumed
     expect(await totals(t)).toEqual({ ...expected(rows), partial: true });
   });
 
