@@ -6,7 +6,8 @@ import { newSlug } from './share';
 /**
  * The embeddable widget: one per site, public at /widget/<slug> while enabled. It starts off, and
  * can only be switched on once the site has recorded at least one event (a card with nothing to
- * show is a broken embed). Revenue is published only with `publish_revenue`.
+ * show is a broken embed). Revenue is published only with `publish_revenue`. DELETE removes it, so
+ * a leaked embed address can be retired: a later PUT makes a new widget with a new slug, off.
  */
 export const WIDGET_TYPES = ['realtime', 'recent', 'analytics', 'revenue'] as const;
 export const WIDGET_METRICS = ['online', 'visitors', 'views'] as const;
@@ -52,6 +53,14 @@ export class WidgetRepo {
   /** Create or update, over the widget as the previous save left it; omitted fields keep their value (or the starting default). */
   save(siteId: string, input: WidgetInput): Promise<WidgetRow> {
     return this.table.exclusive(siteId, async () => this.write(siteId, await this.get(siteId), input));
+  }
+
+  /** The widget removed (its card answers 404 from now on); undefined when the site has none. */
+  remove(siteId: string): Promise<WidgetRow | undefined> {
+    return this.table.editOne(siteId, 'site_id = {s:UUID}', { s: siteId }, async (row) => {
+      await this.table.remove(row);
+      return row;
+    });
   }
 
   private async write(siteId: string, prev: WidgetRow | undefined, input: WidgetInput): Promise<WidgetRow> {

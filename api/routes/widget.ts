@@ -21,6 +21,8 @@ const WidgetBody = z.strictObject({
   publish_revenue: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
+const NO_WIDGET = 'not_found: the site has no widget (PUT creates one)';
+
 /** The widget as the API shows it, with its card views so far. */
 const present = async (app: AppContext, row: WidgetRow) => widgetOut(row, await viewCounter(app.store).read('widget', row.slug));
 
@@ -38,11 +40,21 @@ export default function widgetRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'get', path: '/sites/{siteId}/widget', summary: 'The embeddable widget', tag: 'widget', scope: 'settings:read',
-    response: WidgetOut, refusals: { 404: 'not_found: the site has no widget yet (PUT creates it)' },
+    response: WidgetOut, refusals: { 404: NO_WIDGET },
     async handler({ app, site }) {
       const row = await new WidgetRepo(app.store).get(site.id);
       if (!row) throw notFound('widget');
       return { data: await present(app, row) };
+    },
+  });
+
+  r.route({
+    method: 'delete', path: '/sites/{siteId}/widget', summary: 'Delete the widget: its card answers 404 and a later PUT issues a new slug',
+    tag: 'widget', scope: 'settings:write', response: z.object({ slug: z.string(), deleted: z.literal(true) }), refusals: { 404: NO_WIDGET },
+    async handler({ app, site }) {
+      const row = await new WidgetRepo(app.store).remove(site.id);
+      if (!row) throw notFound('widget');
+      return { data: { slug: row.slug, deleted: true as const } };
     },
   });
 }

@@ -281,6 +281,9 @@ const CASES: Case[] = [
   { method: 'PUT', path: '/sites/{siteId}/widget', body: { type: 'analytics', metric: 'visitors', enabled: true, chart_style: 'area', publish_revenue: true }, status: 200 },
   { method: 'GET', path: '/sites/{siteId}/widget', status: 200 },
   { method: 'PUT', path: '/sites/{siteId}/widget', params: { siteId: 'emptySiteId' }, body: { enabled: true }, status: 409, code: 'no_events' },
+  { method: 'PUT', path: '/sites/{siteId}/widget', params: { siteId: 'emptySiteId' }, body: {}, status: 200 },
+  { method: 'DELETE', path: '/sites/{siteId}/widget', params: { siteId: 'emptySiteId' }, status: 200 }, // leaves site 2 without one again
+  { method: 'DELETE', path: '/sites/{siteId}/widget', params: { siteId: 'emptySiteId' }, status: 404, code: 'not_found' },
 
   // Team.
   { method: 'GET', path: '/team', status: 200 },

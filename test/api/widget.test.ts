@@ -123,3 +123,28 @@ test('racing first PUTs make one widget with one slug, and every field sent land
   expect(new Set(answers.map((r) => r.body.data.slug)).size).toBe(1);
   expect((await get(s)).body.data).toMatchObject({ slug: answers[0].body.data.slug, metric: 'views', chart_style: 'area' });
 });
+
+test('DELETE retires a leaked embed: the old slug answers 404 for good, a later PUT makes a new widget that starts off', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
+  await recordEvent(s);
+  const old = (await put(s, { enabled: true, metric: 'views', publish_revenue: true })).body.data;
+  await card(old.slug);
+  expect((await card(old.slug)).status).toBe(200);
+  const reader = await s.key({ scopes: ['settings:read'] });
+  expect((await svc.api('DELETE', `/sites/${s.siteId}/widget`, { token: reader.token })).status).toBe(403);
+
+  const del = await svc.api('DELETE', `/sites/${s.siteId}/widget`, { token: s.token });
+  expect(del.status).toBe(200);
+  expect(del.body).toEqual({ data: { slug: old.slug, deleted: true }, meta: { site_id: s.siteId } });
+  expect((await card(old.slug)).status).toBe(404);
+  expect((await feed(old.slug)).status).toBe(404);
+  expect((await get(s)).status).toBe(404);
+  expect((await svc.api('DELETE', `/sites/${s.siteId}/widget`, { token: s.token })).status).toBe(404);
+
+  const fresh = (await put(s, {})).body.data;
+  expect(fresh.slug).not.toBe(old.slug);
+  expect(fresh).toMatchObject({ enabled: false, metric: 'visitors', publish_revenue: false, view_count: 0 });
+  await put(s, { enabled: true });
+  expect((await card(fresh.slug)).status).toBe(200);
+  expect((await card(old.slug)).status).toBe(404);
+});
