@@ -10,8 +10,11 @@ import { acquisition, bots, BOT_SHARE, clients, HOURS, PATH_COUNT, places, RETUR
 /**
  * `tally seed`: realistic synthetic traffic generated inside ClickHouse by one INSERT ... SELECT over
  * numbers(), so ten million events take seconds, not a round trip per row. Every random draw is a
- * hash of (seed, session, event, draw number): the same --seed gives the same traffic. Shapes:
- * Zipf-like path popularity, geometric session lengths (about 43% bounces), a working-hours curve,
+ * hash of (seed, session, event, draw number): the same --seed at the same moment gives the same traffic.
+ * Visitor and session ids also hash the moment of seeding, so a second run (even with the same seed)
+ * adds new visitors instead of doubling every event of the first run's sessions. Shapes: Zipf-like
+ * path popularity, geometric session lengths (about 43% bounces), a working-hours curve in the
+ * site's timezone with quieter weekends,
  * returning visitors, the acquisition/country/client mixes of profile.ts, 8% bot sessions and goals
  * (Signup, Purchase with a value, outbound clicks, downloads).
  */
@@ -56,13 +59,29 @@ const pathOf = (rank: string) =>
 const GOALS = `multiIf(s_bot, 0, ${u('n', 10)} < 0.04, 1, ${u('n', 10)} < 0.055, 2, ${u('n', 10)} < 0.105, 3, ${u('n', 10)} < 0.125, 4, 0)`;
 
 /**
+ * The session's local calendar day: up to `days` back from today, uniform, except that one in four
+ * weekend sessions moves to a weekday of its week (Monday to Friday alike: `BACK` days earlier, or
+ * 7 - BACK later at the window's old end), so a weekend day carries about 70% of a weekday's
+ * traffic, as business sites see. Drawn from the session number only.
+ */
+const AGE = `toUInt32(floor(${u('n', 6)} * {days:UInt32}))`;
+const TODAY = `toDate({now:DateTime64(3, 'UTC')}, {tz:String})`;
+const BACK = `(toDayOfWeek(${TODAY} - ${AGE}) - 5 + toUInt32(floor(${u('n', 14)} * 5)))`;
+const DAY = `(${TODAY} - multiIf(
+      toDayOfWeek(${TODAY} - ${AGE}) < 6 OR ${u('n', 13)} >= 0.25, ${AGE},
+      ${AGE} + ${BACK} < {days:UInt32}, ${AGE} + ${BACK},
+      ${AGE} + ${BACK} >= 7, ${AGE} + ${BACK} - 7,
+      ${AGE}))`;
+
+/**
  * One row per session. A session that would not have ended by now (its last event, a goal included,
  * is at s_start + s_pages * s_step) moves a day back: no event lies in the future, and the last hour
  * still holds the sessions that ended in it, so a fresh seed shows visitors online.
  */
 function sessionsSql(source: string): string {
   const client = `if(s_bot, ${pick('bot', u('vn', 5))}, ${pick('client', u('vn', 5))})`;
-  const start = `toInt64(toUnixTimestamp(toStartOfDay({now:DateTime64(3, 'UTC')})) * 1000) - toInt64(floor(${u('n', 6)} * {days:UInt32})) * 86400000
+  // The hour curve is the site's local day (a New York site peaks at New York's midday, not UTC's).
+  const start = `toInt64(toUnixTimestamp(toDateTime(${DAY}, {tz:String}))) * 1000
       + (${pick('hour', u('n', 7))} - 1) * 3600000 + toInt64(floor(${u('n', 8)} * 3600000))`;
   return `
     SELECT n, vn, s_bot, s_acq, s_place, s_client, s_goal, s_pages, s_step,
@@ -96,7 +115,7 @@ INSERT INTO ${store.table('events')} (site_id, ts, name, event_id, visitor_id, s
 SELECT {site:UUID}, fromUnixTimestamp64Milli(s_start + j * s_step, 'UTC'),
   if(${isGoal}, {goal_names:Array(String)}[s_goal], 'pageview'),
   generateUUIDv4(),
-  cityHash64({site:UUID}, {seed:UInt64}, 'visitor', vn), cityHash64({site:UUID}, {seed:UInt64}, 'session', n),
+  cityHash64({site:UUID}, {seed:UInt64}, {now:DateTime64(3, 'UTC')}, 'visitor', vn), cityHash64({site:UUID}, {seed:UInt64}, {now:DateTime64(3, 'UTC')}, 'session', n),
   fromUnixTimestamp64Milli(s_start, 'UTC'), toUInt8(s_bot),
   if(s_bot, ${col('bot', 'bot_kind', 's_client')}, ''), if(s_bot, ${col('bot', 'crawler_name', 's_client')}, ''),
   if(s_bot, ${col('bot', 'crawler_operator', 's_client')}, ''),
@@ -132,12 +151,12 @@ async function sessionCut(store: Store, params: Record<string, unknown>, events:
   return { sessions: r.idx, lastEvents: events - r.before };
 }
 
-export async function seedEvents(store: Store, site: SiteRef, opts: SeedOptions): Promise<{ inserted: number }> {
+export async function seedEvents(store: Store, site: SiteRef & { timezone?: string }, opts: SeedOptions): Promise<{ inserted: number }> {
   const sessions = Math.ceil((opts.events / MEAN_EVENTS_PER_SESSION) * 1.1) + 10;
   const params = {
     site: site.id, domain: site.domain, seed: String(opts.seed), sessions: String(sessions), limit: String(opts.events),
     visitors: String(Math.max(1, Math.round(sessions * RETURNING_VISITOR_RATIO))), days: opts.days,
-    now: nowCh(), path_count: PATH_COUNT, top_paths: TOP_PATHS, tails: ['/blog/', '/docs/', '/products/'],
+    now: nowCh(), tz: site.timezone ?? 'UTC', path_count: PATH_COUNT, top_paths: TOP_PATHS, tails: ['/blog/', '/docs/', '/products/'],
     goal_names: ['Signup', 'Purchase', 'exit_link', 'file_download'], prices: [1900, 4900, 9900], plans: ['starter', 'pro', 'business'],
     exit_link: 'https://github.com/tally-analytics/tally', download_link: `https://${site.domain}/files/whitepaper.pdf`,
     ...tableParams('acq', acquisition), ...tableParams('place', places), ...tableParams('client', clients),

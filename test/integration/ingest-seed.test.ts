@@ -82,6 +82,47 @@ test('the same --seed gives the same traffic', async () => {
   expect(await digest(a.siteId)).toEqual(await digest(b.siteId));
 });
 
+test("the day curve follows the site's timezone and weekends are quieter", async () => {
+  const t = await svc.tenant({ timezone: 'America/New_York' });
+  await svc.admin('seed', { site: t.siteId, events: '40000', days: '28', seed: '3' });
+  const share = async (zone: string, hours: [number, number]) => Number((await q<{ s: number }>(`
+    SELECT countIf(toHour(ts, '${zone}') BETWEEN ${hours[0]} AND ${hours[1]}) / count() AS s
+    FROM EVENTS WHERE site_id = {s:UUID} AND is_bot = 0`, t.siteId))[0].s);
+  // Local working hours hold most of the traffic; the same clock hours in UTC are New York's night and morning.
+  expect(await share('America/New_York', [9, 17])).toBeGreaterThan(0.55);
+  expect(await share('UTC', [9, 17])).toBeLessThan(0.5);
+  expect(await share('America/New_York', [1, 5])).toBeLessThan(0.06);
+  const [week] = await q<{ weekday: number; weekend: number }>(`
+    SELECT countIf(toDayOfWeek(ts, 0, 'America/New_York') < 6) / 5 AS weekday, countIf(toDayOfWeek(ts, 0, 'America/New_York') >= 6) / 2 AS weekend
+    FROM EVENTS WHERE site_id = {s:UUID}`, t.siteId);
+  expect(week.weekday / week.weekend).toBeGreaterThan(1.3);
+  expect(week.weekday / week.weekend).toBeLessThan(1.65);
+  const days = (await q<{ c: number }>(`SELECT count() / uniqExact(toDate(ts, 'America/New_York')) AS c FROM EVENTS WHERE site_id = {s:UUID} AND toDayOfWeek(ts, 0, 'America/New_York') < 6
+    AND ts < toDateTime64('2026-04-13 00:00:00', 3, 'America/New_York') GROUP BY toDayOfWeek(ts, 0, 'America/New_York')`, t.siteId)).map((r) => Number(r.c));
+  expect(Math.min(...days) / Math.max(...days)).toBeGreaterThan(0.85); // the moved weekend traffic spreads over Monday to Friday (before yesterday, which holds today's sessions that would end after now)
+});
+
+test('seeding twice (same --seed, a moment later) adds new visitors and sessions instead of doubling the first run', async () => {
+  const t = await svc.tenant();
+  const shape = async () => (await q<{ sessions: number; visitors: number; bounce: number; doubled: number }>(`
+    SELECT uniqExact(session_id) AS sessions, uniqExact(visitor_id) AS visitors, countIf(pv = 1) / count() AS bounce, countIf(dup) AS doubled
+    FROM (SELECT session_id, any(visitor_id) AS visitor_id, countIf(name = 'pageview') AS pv, count() > uniqExact(ts, name) AS dup
+          FROM EVENTS WHERE site_id = {s:UUID} GROUP BY session_id)`, t.siteId))[0];
+  await svc.admin('seed', { site: t.siteId, events: '5000', days: '7' });
+  const once = await shape();
+  setClock('2026-04-15T12:00:01Z');
+  try {
+    await svc.admin('seed', { site: t.siteId, events: '5000', days: '7' });
+  } finally {
+    setClock('2026-04-15T12:00:00Z');
+  }
+  const twice = await shape();
+  expect(twice.doubled).toBe(0);
+  expect(twice.sessions).toBeGreaterThan(once.sessions * 1.9);
+  expect(twice.visitors).toBeGreaterThan(once.visitors * 1.9);
+  expect(Math.abs(twice.bounce - once.bounce)).toBeLessThan(0.05);
+});
+
 test('the reported number is the rows this seed stored, also on a site that already has events', async () => {
   const t = await svc.tenant();
   const count = async () => Number((await q<{ c: number }>('SELECT count() AS c FROM EVENTS WHERE site_id = {s:UUID}', t.siteId))[0].c);
