@@ -7,7 +7,7 @@ import type { RedisHandle } from '../infra/redis';
  * A budget per minute counted in Redis (shared by every API process); while Redis is down the
  * in-memory insurance limiter takes over (per process), so a Redis outage never lifts limits.
  */
-function perMinuteLimiter(redis: RedisHandle, name: string, perMinute: number): RateLimiterRedis {
+export function perMinuteLimiter(redis: RedisHandle, name: string, perMinute: number): RateLimiterRedis {
   return new RateLimiterRedis({
     storeClient: redis.client,
     keyPrefix: `${redis.prefix}:${name}`,

@@ -32,6 +32,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Failed authentications per client address per minute before it is refused 429 (api/rate-limit.ts). */
   authFailuresPerMinute: number;
+  /** New computations of public feeds (share boards, widget cards) per client address per minute (public/gate.ts). */
+  publicFeedsPerMinute: number;
   /** Live events waiting for their insert beyond which POST /api/event answers 503 (bounds memory). */
   ingestMaxPending: number;
   geoipDb?: string;
@@ -192,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     role,
     rateLimitPerMinute: int('TALLY_RATE_LIMIT_PER_MINUTE', env.TALLY_RATE_LIMIT_PER_MINUTE, 600, 1),
     authFailuresPerMinute: int('TALLY_AUTH_FAILURES_PER_MINUTE', env.TALLY_AUTH_FAILURES_PER_MINUTE, 100, 1),
+    publicFeedsPerMinute: int('TALLY_PUBLIC_FEEDS_PER_MINUTE', env.TALLY_PUBLIC_FEEDS_PER_MINUTE, 30, 1),
     ingestMaxPending: int('TALLY_INGEST_MAX_PENDING', env.TALLY_INGEST_MAX_PENDING, 20_000, 1, 1_000_000),
     geoipDb: geoipDb(env.TALLY_GEOIP_DB),
     logLevel: logLevel(env.TALLY_LOG_LEVEL),

@@ -71,6 +71,7 @@ export async function sendFeed(res: Response, compute: () => Promise<unknown>): 
     sendJson(res, 200, { data: await compute() });
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
+    if (err.headers) res.set(err.headers);
     sendJson(res, err.status, err.toBody());
   }
 }

@@ -8,6 +8,7 @@ import { viewCounter } from '../model/share-views';
 import { resolveWindow, spelledZone, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { publicSite, sendFeed, sendNotFoundPage, sendPage, type PublicSite } from './pages';
 import { FeedCache } from './cache';
+import { FeedGate } from './gate';
 import { runReport } from '../query';
 import { boardData } from './share-data';
 
@@ -52,6 +53,7 @@ export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
 export default function sharePublic(router: Router, app: AppContext): void {
   const views = viewCounter(app.store);
   const cache = new FeedCache(15_000);
+  const gate = FeedGate.of(app);
   app.onShutdown.push(() => views.close());
 
   // Express 5 passes a rejected handler promise to the error handler itself.
@@ -67,6 +69,6 @@ export default function sharePublic(router: Router, app: AppContext): void {
     if (!board) throw notFound('board');
     const window = await spelledZone(app.store, boardWindow(board, req.query));
     const key = [JSON.stringify(board.row), window.fromMs, window.toMs, window.tz].join('|');
-    return cache.get(key, () => boardData(app, board, panelsOf(board.row), window, runReport));
+    return cache.get(key, () => gate.run(req.ip, () => boardData(app, board, panelsOf(board.row), window, runReport)));
   }));
 }

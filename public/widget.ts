@@ -7,6 +7,7 @@ import { WidgetRepo, type WidgetRow } from '../model/widget';
 import { publicSite, sendFeed, sendNotFoundPage, sendPage, type PublicSite } from './pages';
 import { nowMs } from '../core/clock';
 import { FeedCache } from './cache';
+import { FeedGate } from './gate';
 import { runReport } from '../query';
 import { widgetData } from './widget-data';
 
@@ -25,12 +26,12 @@ async function liveWidget(app: AppContext, slug: string): Promise<LiveWidget | u
   return owner && { ...owner, row };
 }
 
-async function feed(app: AppContext, cache: FeedCache, slug: string) {
+async function feed(app: AppContext, cache: FeedCache, slug: string, ip: string | undefined) {
   const widget = await liveWidget(app, slug);
   if (!widget) throw notFound('widget');
   // Keyed by the clock's minute too: the card's windows move with time.
   const key = [JSON.stringify(widget.row), Math.floor(nowMs() / 60_000)].join('|');
-  return cache.get(key, () => widgetData(app, widget, runReport));
+  return cache.get(key, () => FeedGate.of(app).run(ip, () => widgetData(app, widget, runReport)));
 }
 
 export default function widgetPublic(router: Router, app: AppContext): void {
@@ -40,7 +41,7 @@ export default function widgetPublic(router: Router, app: AppContext): void {
   // Express 5 passes a rejected handler promise to the error handler itself.
   router.get('/widget/:file', async (req, res) => {
     const file = String(req.params.file);
-    if (file.endsWith('.json')) return sendFeed(res, () => feed(app, cache, file.slice(0, -5)));
+    if (file.endsWith('.json')) return sendFeed(res, () => feed(app, cache, file.slice(0, -5), req.ip));
     const widget = await liveWidget(app, file);
     if (!widget) return sendNotFoundPage(res, 'widget');
     views.count('widget', widget.row.slug);

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       role: 'all',
       rateLimitPerMinute: 600,
       authFailuresPerMinute: 100,
+      publicFeedsPerMinute: 30,
       ingestMaxPending: 20_000,
       geoipDb: undefined,
       logLevel: 'info',
@@ -32,13 +33,13 @@ describe('loadConfig', () => {
       TALLY_TLS_CERT: '/c.pem', TALLY_TLS_KEY: '/k.pem', TALLY_TRUST_PROXY: '10.0.0.0/8, loopback,::1',
       TALLY_ADMIN_SOCKET: '/run/tally.sock', CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u',
       CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'analytics', CLICKHOUSE_CLUSTER: 'c1', REDIS_URL: 'redis://r:6379/2',
-      TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_AUTH_FAILURES_PER_MINUTE: '20', TALLY_INGEST_MAX_PENDING: '500', TALLY_GEOIP_DB: geo, TALLY_LOG_LEVEL: 'debug',
+      TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_AUTH_FAILURES_PER_MINUTE: '20', TALLY_PUBLIC_FEEDS_PER_MINUTE: '12', TALLY_INGEST_MAX_PENDING: '500', TALLY_GEOIP_DB: geo, TALLY_LOG_LEVEL: 'debug',
     });
     expect(c).toEqual({
       dataDir: '/var/lib/tally', host: '127.0.0.1', httpsPort: 443, httpPort: 80, tlsCert: '/c.pem', tlsKey: '/k.pem',
       trustProxy: ['10.0.0.0/8', 'loopback', '::1'], adminSocket: '/run/tally.sock',
       clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'analytics', cluster: 'c1' },
-      redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, authFailuresPerMinute: 20, ingestMaxPending: 500, geoipDb: geo, logLevel: 'debug',
+      redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, authFailuresPerMinute: 20, publicFeedsPerMinute: 12, ingestMaxPending: 500, geoipDb: geo, logLevel: 'debug',
     });
   });
 
@@ -49,6 +50,7 @@ describe('loadConfig', () => {
     [{ TALLY_HOST: 'http://0.0.0.0' }, /TALLY_HOST must be an IP address or a host name to listen on, got "http:\/\/0.0.0.0"/],
     [{ TALLY_HOST: '0.0.0.0:8443' }, /TALLY_HOST must be an IP address/],
     [{ TALLY_AUTH_FAILURES_PER_MINUTE: '0' }, /TALLY_AUTH_FAILURES_PER_MINUTE must be an integer from 1/],
+    [{ TALLY_PUBLIC_FEEDS_PER_MINUTE: 'lots' }, /TALLY_PUBLIC_FEEDS_PER_MINUTE must be an integer from 1/],
     [{ TALLY_HTTPS_PORT: '70000' }, /TALLY_HTTPS_PORT must be an integer from 0 to 65535/],
     [{ TALLY_HTTP_PORT: '80x' }, /TALLY_HTTP_PORT/],
     [{ TALLY_HTTP_PORT: '-1' }, /TALLY_HTTP_PORT/],
