@@ -29,11 +29,18 @@ function isSelfReferral(refHost: string, page: PageFields, siteDomain: string): 
   return stripWww(refHost) === stripWww(page.hostname) || (!!siteDomain && withinDomain(refHost, siteDomain));
 }
 
+/**
+ * GA4's medium. A manual utm_source takes the referrer's place entirely (source and medium), so
+ * without utm_medium the medium is `(not set)` whatever referred the visit: `?utm_source=news` from
+ * a Google result is news / (not set), Unassigned, not Organic Search or Referral; the source's own
+ * category still decides (`?utm_source=google` is Organic Search).
+ */
 function mediumOf(page: PageFields, refHost: string, category: SourceCategory | null, googleAds: boolean): string {
   if (page.utm_medium) return page.utm_medium.toLowerCase();
   if (googleAds) return 'cpc'; // Google Ads auto-tagging: gclid / gad_campaignid mean google / cpc
+  if (page.utm_source) return '(not set)';
   if (refHost) return category === 'search' ? 'organic' : category === 'email' ? 'email' : 'referral';
-  return page.utm_source ? '(not set)' : '(none)';
+  return '(none)';
 }
 
 export function trafficSource(page: PageFields, referrer: string | undefined, siteDomain: string): TrafficSource {

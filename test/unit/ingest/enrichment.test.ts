@@ -92,6 +92,12 @@ describe('referrers to source and channel', () => {
     ['', '?utm_source=sms&utm_medium=text', '', 'sms', 'SMS'],
     ['', '?utm_source=app&utm_medium=web-push', '', 'app', 'Mobile Push Notifications'],
     ['', '?utm_source=somewhere&utm_medium=weird', '', 'somewhere', 'Unassigned'],
+    // A manual source replaces the referrer (GA4): without utm_medium the medium is (not set).
+    ['https://www.google.com/', '?utm_source=news', 'google.com', 'news', 'Unassigned'],
+    ['https://blog.someone.example/post', '?utm_source=news', 'blog.someone.example', 'news', 'Unassigned'],
+    ['https://mail.google.com/', '?utm_source=digest', 'mail.google.com', 'digest', 'Unassigned'],
+    ['https://www.bing.com/', '?utm_source=google', 'bing.com', 'Google', 'Organic Search'],
+    ['', '?utm_source=news', '', 'news', 'Unassigned'],
   ])('%s %s', (referrer, query, host, source, channel) => {
     expect(trafficSource(page(query), referrer || undefined, 'site.example')).toEqual({ referrer: host, referrer_source: source, channel });
   });
