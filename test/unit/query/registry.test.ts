@@ -9,6 +9,7 @@ import { OPERATORS, OPERATOR_KEYS } from '../../../query/registry/operators';
 import { col, str, type Expr } from '../../../query/sql/ast';
 import { compile } from '../../../query/sql/compiler';
 import { select, table } from '../../../query/sql/ast';
+import { shownEstimate } from '../../../query/reports/overview';
 
 /** Column names a migration declares for a table (the lines between its CREATE TABLE parentheses). */
 function declaredColumns(file: string, tableName: string): Set<string> {
@@ -152,4 +153,13 @@ test('buckets: SQL uses toTimeZone with the zone as a parameter; quarter alignme
     expect(out.params).toMatchObject({ p0: 'Asia/Kolkata' });
   }
   expect(BUCKET_UNITS.filter((u) => BUCKETS[u].quarterAligned)).toEqual(['hour', 'day', 'week', 'month']);
+});
+
+describe('the estimated visitors figure (above ESTIMATE_EXACT_BELOW)', () => {
+  test('never falls under the exact count of new visitors, who are visitors of the window too', () => {
+    expect(shownEstimate(187_348, 187_667)).toBe(187_667); // seen: more new visitors than visitors, 0 returning
+    expect(shownEstimate(187_348, 120_001)).toBe(187_348);
+    const returning = (visitors: number, fresh: number) => METRICS.returning_visitors.derive!({ visitors, new_visitors: fresh } as never);
+    expect(returning(shownEstimate(187_348, 187_667), 187_667)).toBe(0);
+  });
 });
