@@ -65,8 +65,14 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   res.status(status).json(body);
 }
 
-/** The JSON feeds answer refusals (404, 400) as JSON with the public headers; anything else is a 500. */
+/**
+ * The JSON feeds answer refusals (404, 400) as JSON with the public headers; anything else is a 500.
+ * Any origin may read them: they are public by slug, carry no credentials, and a card in a sandboxed
+ * iframe (`sandbox="allow-scripts"`, common in CMS embeds) has an opaque origin, so its fetch of its
+ * own feed is a cross-origin request.
+ */
 export async function sendFeed(res: Response, compute: () => Promise<unknown>): Promise<void> {
+  res.set('Access-Control-Allow-Origin', '*');
   try {
     sendJson(res, 200, { data: await compute() });
   } catch (err) {

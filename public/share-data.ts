@@ -9,8 +9,9 @@ import type { ReportName, runReport } from '../query';
 
 /**
  * What a share board shows, assembled from the query helper's reports (runReport). Only enabled
- * sections are computed and sent: a disabled section's figures never leave the server, and money
- * (revenue, payments, goal values) is scrubbed from every section unless `revenue` is on.
+ * sections are computed and sent: a disabled section's figures never leave the server, money
+ * (revenue, payments, goal values) is scrubbed from every section unless `revenue` is on, and goal
+ * figures unless `goals` is on (withoutGoals).
  */
 export type RunReport = typeof runReport;
 
@@ -28,6 +29,7 @@ interface BoardContext {
 }
 
 const MONEY = new Set(['revenue_cents', 'revenue_per_visitor_cents', 'payments', 'goal_value_cents']);
+const GOALS = new Set(['goals', 'conversion_rate']);
 const DAY = 86_400_000;
 
 const top = (c: BoardContext, dimension: string, limit: number, extra: Record<string, string> = {}) =>
@@ -101,12 +103,23 @@ async function importedHistory(c: BoardContext) {
   return { range: meta.range, series: (data as Row[]).map((r) => ({ bucket: r.bucket, visitors: r.visitors })) };
 }
 
-function scrubMoney(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(scrubMoney);
+/** `value` without the fields `keys` names, at any depth. */
+function scrub(value: unknown, keys: ReadonlySet<string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => scrub(v, keys));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([k]) => !MONEY.has(k)).map(([k, v]) => [k, scrubMoney(v)]));
+    return Object.fromEntries(Object.entries(value).filter(([k]) => !keys.has(k)).map(([k, v]) => [k, scrub(v, keys)]));
   }
   return value;
+}
+
+/**
+ * With `goals` off, goal completions and conversion rates leave the summary and the other sections'
+ * rows too (the owner switched goals off). Channel quality keeps its conversion column: it is one of
+ * the figures that section is made of, and the owner switched that section on.
+ */
+function withoutGoals<T extends { summary: unknown; sections: Record<string, unknown> }>(body: T): T {
+  const sections = Object.fromEntries(Object.entries(body.sections).map(([name, v]) => [name, name === 'channel_quality' ? v : scrub(v, GOALS)]));
+  return { ...body, summary: scrub(body.summary, GOALS), sections };
 }
 
 export async function boardData(app: AppContext, board: LiveBoard, panels: Panels, window: ResolvedWindow, run: RunReport) {
@@ -132,5 +145,6 @@ export async function boardData(app: AppContext, board: LiveBoard, panels: Panel
     timeseries: (timeseries as Row[]).map((r) => ({ bucket: r.bucket, visitors: r.visitors, views: r.views })),
     sections: Object.fromEntries(enabled.map((s, i) => [s, sections[i]])),
   };
-  return panels.revenue ? body : (scrubMoney(body) as typeof body);
+  const shown = panels.goals ? body : withoutGoals(body);
+  return panels.revenue ? shown : (scrub(shown, MONEY) as typeof body);
 }

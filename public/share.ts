@@ -60,7 +60,8 @@ export default function sharePublic(router: Router, app: AppContext): void {
   router.get('/share/:slug', async (req, res) => {
     const board = await liveBoard(app, String(req.params.slug));
     if (!board) return sendNotFoundPage(res, 'board');
-    views.count('share', board.row.slug);
+    // A HEAD (link checkers, unfurlers, uptime probes) loads nothing: not a view.
+    if (req.method === 'GET') views.count('share', board.row.slug);
     sendPage(res, `${board.row.label} · Tally`, 'board', { slug: board.row.slug }, ['charts.js', 'share.js']);
   });
 

@@ -44,7 +44,8 @@ export default function widgetPublic(router: Router, app: AppContext): void {
     if (file.endsWith('.json')) return sendFeed(res, () => feed(app, cache, file.slice(0, -5), req.ip));
     const widget = await liveWidget(app, file);
     if (!widget) return sendNotFoundPage(res, 'widget');
-    views.count('widget', widget.row.slug);
+    // A HEAD (link checkers, unfurlers, uptime probes) loads nothing: not a view.
+    if (req.method === 'GET') views.count('widget', widget.row.slug);
     sendPage(res, `${widget.site.name} · Tally`, `widget ${widget.row.chart_style}`, { slug: widget.row.slug }, ['charts.js', 'widget.js']);
   });
 }

@@ -40,6 +40,22 @@ test('only enabled sections are sent; with revenue off no money field appears an
   expect(d.sections).not.toHaveProperty('geo');
 });
 
+test('with goals off, goal completions and conversion rates are sent nowhere but in channel quality', async () => {
+  const board = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { goals: false, geo: true, revenue: true } })).body.data;
+  const d = (await feed(board.slug, '?period=last7d')).body.data;
+  expect(d.panels).not.toContain('goals');
+  const { channel_quality: quality, ...others } = d.sections;
+  expect(JSON.stringify({ summary: d.summary, others })).not.toMatch(/"goals"|"conversion_rate"/);
+  expect(d.summary).toMatchObject({ visitors: expect.any(Number), views: expect.any(Number), revenue_cents: 4200 });
+  expect(others.geo.countries[0]).toEqual({ label: expect.any(String), visitors: expect.any(Number), views: expect.any(Number), revenue_cents: expect.any(Number) });
+  expect(quality.channels[0]).toHaveProperty('conversion_rate');
+  // Switched back on, the same figures come back.
+  await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { goals: true } });
+  const on = (await feed(board.slug, '?period=last7d')).body.data;
+  expect(on.summary.goals).toBeGreaterThan(0);
+  expect(on.sections.geo.countries[0]).toHaveProperty('goals');
+});
+
 test('figures match the API for the same window', async () => {
   const board = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: { geo: true, heatmap: true, keywords: true, revenue: true } })).body.data;
   const d = (await feed(board.slug, '?period=last7d')).body.data;

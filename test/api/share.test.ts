@@ -140,7 +140,10 @@ test('view_count counts page views of the board, not data fetches', async () => 
   const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const board = (await put({}, s)).body.data;
   for (let i = 0; i < 3; i++) expect((await page(board.slug)).status).toBe(200);
-  expect((await page(board.slug, '/data')).status).toBe(200);
+  const data = await page(board.slug, '/data');
+  expect(data.status).toBe(200);
+  expect(data.headers['access-control-allow-origin']).toBe('*'); // readable from a sandboxed (opaque-origin) frame
+  expect((await request('HEAD', `${svc.base}/share/${board.slug}`)).status).toBe(200); // loads nothing: not a view
   expect((await get(s)).body.data.view_count).toBe(3);
   await new Promise((r) => setTimeout(r, 1500)); // after the counter has flushed to ClickHouse
   expect((await get(s)).body.data.view_count).toBe(3);

@@ -60,7 +60,10 @@ test('with one recorded event it switches on: the card and its JSON are public; 
   expect(html.headers['content-type']).toContain('text/html');
   expect(html.headers['x-frame-options']).toBeUndefined();
   expect(html.headers['content-security-policy']).not.toContain('frame-ancestors');
-  expect((await feed(slug)).status).toBe(200);
+  const json = await feed(slug);
+  expect(json.status).toBe(200);
+  // A card in a sandboxed iframe has an opaque origin: its fetch of its own feed is cross-origin.
+  expect(json.headers['access-control-allow-origin']).toBe('*');
   const off = await put(s, { enabled: false });
   expect(off.body.data).toMatchObject({ enabled: false, slug });
   expect((await card(slug)).status).toBe(404);
@@ -74,6 +77,8 @@ test('view_count counts card views, not JSON reads', async () => {
   await card(slug);
   await card(slug);
   await feed(slug);
+  // A HEAD (a link checker, an unfurler) loads nothing.
+  expect((await request('HEAD', `${svc.base}/widget/${slug}`)).status).toBe(200);
   expect((await get(s)).body.data.view_count).toBe(2);
 });
 
