@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { Principal } from '../../core/domain';
-import { conflict, forbidden, invalidRequest, notFound } from '../../core/errors';
+import type { Principal, Role } from '../../core/domain';
+import { AppError, conflict, forbidden, invalidRequest, notFound } from '../../core/errors';
+import type { AppContext } from '../context';
 import { isUuid } from '../../core/ids';
 import { PageMeta } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
@@ -24,6 +25,20 @@ function requireGrantable(p: Principal, ids: string[]): void {
   if (ids.length === 0 || ids.some((id) => !reach.has(id))) throw forbidden();
 }
 
+const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
+
+/**
+ * Site access is set from above: an owner sets an admin's or a member's, an admin a member's. A
+ * member holding `team:write` sets nobody's, and nobody sets their own or a peer's: a member once
+ * confined an admin, whose own keys were then confined too and could not undo it.
+ */
+async function requireOutranks(app: AppContext, p: Principal, target: Role): Promise<void> {
+  const caller = await app.repos.membership(p.orgId, p.userId);
+  if (!caller || RANK[caller.role] <= RANK[target]) {
+    throw new AppError(403, 'forbidden', `Only a member of a higher role may set a ${target}'s site access (owner > admin > member).`);
+  }
+}
+
 export default function teamRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'get', path: '/team', summary: 'Members of the organisation and their site access', tag: 'team',
@@ -44,10 +59,11 @@ export default function teamRoutes(r: RouteRegistrar): void {
     tag: 'team', scope: 'team:write', body: SiteAccessBody, response: Access,
     refusals: { 409: 'last_owner: an owner reaches every site and cannot be scoped' },
     async handler({ app, principal, params, body }) {
-      if (!isUuid(params.userId)) throw invalidRequest('userId: must be a uuid');
-      const member = await app.repos.membership(principal.orgId, params.userId.toLowerCase());
+      // Like every other path id: one that cannot exist is not found.
+      const member = isUuid(params.userId) ? await app.repos.membership(principal.orgId, params.userId.toLowerCase()) : undefined;
       if (!member) throw notFound('team member');
       if (member.role === 'owner') throw conflict('last_owner', 'An owner always reaches every site and cannot be scoped.');
+      await requireOutranks(app, principal, member.role);
       const ids = [...new Set(body.site_ids.map((s) => s.toLowerCase()))];
       const own = new Set((await app.repos.listSites(principal.orgId)).map((s) => s.id));
       const foreign = ids.find((id) => !own.has(id));

@@ -87,8 +87,8 @@ test.each([
   expect(res.body.error.message).toMatch(message);
 });
 
-test('a user id that is not a uuid is a 400; an unknown member or one of another organisation is a 404', async () => {
-  expect((await access('nope', { site_ids: [] })).status).toBe(400);
+test('a user id that is not a uuid, an unknown member or one of another organisation is a 404, as every path id', async () => {
+  expect((await access('nope', { site_ids: [] })).status).toBe(404);
   expect((await access(randomUUID(), { site_ids: [] })).body.error.code).toBe('not_found');
   const other = await svc.tenant();
   expect((await access(other.userId, { site_ids: [] })).status).toBe(404);
@@ -111,4 +111,28 @@ test('a key confined to sites may confine members within its reach, never grant 
   const everything = await access(admin, { site_ids: [] }, confined.token);
   expect(everything.status).toBe(403);
   expect(everything.body.error.code).toBe('forbidden');
+});
+
+test('access is set from above: owner over admin and member, admin over member; a member sets nobody, nobody a peer', async () => {
+  const [s1] = t.siteIds;
+  const peer = (await svc.admin<{ id: string }>('user create', { org: t.orgId, email: 'second-admin@example.com', role: 'admin' })).id;
+  const asMember = await t.key({ scopes: ['team:write'], userId: member });
+  const asAdmin = await t.key({ scopes: ['team:write'], userId: admin });
+  const sitesOf = async (id: string) => (await svc.api('GET', '/team', { token: t.token })).body.data.find((m: { user_id: string }) => m.user_id === id).sites;
+  await access(admin, { site_ids: [] });
+  const refused = await access(admin, { site_ids: [s1] }, asMember.token);
+  expect(refused.status).toBe(403);
+  expect(refused.body.error).toEqual({ code: 'forbidden', message: expect.stringContaining('higher role') });
+  expect((await access(member, { site_ids: [s1] }, asMember.token)).status).toBe(403); // not even themselves
+  expect((await access(peer, { site_ids: [s1] }, asAdmin.token)).status).toBe(403);
+  expect((await access(admin, { site_ids: [s1] }, asAdmin.token)).status).toBe(403);
+  // Nothing changed by the refusals: the admin still reaches every site.
+  expect(await sitesOf(admin)).toBeNull();
+  expect(await sitesOf(peer)).toBeNull();
+  expect((await access(member, { site_ids: [s1] }, asAdmin.token)).body.data).toEqual({ user_id: member, sites: [s1] });
+  expect((await access(member, { site_ids: [] }, asAdmin.token)).status).toBe(200);
+  expect((await access(peer, { site_ids: [s1] })).status).toBe(200); // the owner's key
+  expect((await access(peer, { site_ids: [] })).status).toBe(200);
+  // An owner stays 409 last_owner whoever asks.
+  expect((await access(t.userId, { site_ids: [s1] }, asMember.token)).status).toBe(409);
 });
