@@ -72,7 +72,7 @@ export const settingsResponse = (s: Site) => ({
 
 /**
  * Apply a validated patch. The site's own domain is folded into allowed_hostnames on every save and
- * cannot be removed; the 25-entry limit counts it.
+ * cannot be removed (the 25-entry limit counts it), nor excluded.
  */
 export function applySettings(site: Site, patch: z.infer<typeof SettingsPatch>): Site | string {
   const next = { ...site, ...patch } as Site;
@@ -82,6 +82,14 @@ export function applySettings(site: Site, patch: z.infer<typeof SettingsPatch>):
     return patch.allowed_hostnames === undefined
       ? `domain: allowed_hostnames would hold ${allowed.length} entries with the new domain added (at most ${MAX_ALLOWED_HOSTNAMES}); send allowed_hostnames without the ones to drop`
       : `allowed_hostnames: at most ${MAX_ALLOWED_HOSTNAMES} entries are allowed, the site domain included`;
+  }
+  // Excluding the site's own domain would silently drop all its traffic (exclusion wins over allowing).
+  // An entry excludes its subdomains too (docs/COLLECTION.md), so a parent of the domain is refused alike.
+  const covering = next.excluded_hostnames.find((h) => next.domain === h || next.domain.endsWith(`.${h}`));
+  if ((patch.excluded_hostnames !== undefined || patch.domain !== undefined) && covering !== undefined) {
+    return patch.excluded_hostnames === undefined
+      ? `domain: "${next.domain}" is excluded by "${covering}" in excluded_hostnames; remove it there first`
+      : `excluded_hostnames: "${covering}" excludes the site's own domain "${next.domain}", whose events would all be dropped`;
   }
   return { ...next, allowed_hostnames: allowed };
 }

@@ -60,6 +60,23 @@ test('the site domain is folded into allowed_hostnames on every save and cannot 
   expect(emptied.body.data.allowed_hostnames).toEqual(['shop.example.com']);
 });
 
+test("the site's own domain cannot be excluded (its events would all be dropped), neither by the list nor by a domain change", async () => {
+  const other = await svc.tenant({ domain: 'excl.example.com', scopes: ['settings:write'] });
+  const url = `/sites/${other.siteId}/settings`;
+  const own = await svc.api('PATCH', url, { token: other.token, body: { excluded_hostnames: ['staging.example.com', 'EXCL.example.com'] } });
+  expect(own.status).toBe(400);
+  expect(own.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^excluded_hostnames: "excl.example.com" excludes the site's own domain/) });
+  const parent = await svc.api('PATCH', url, { token: other.token, body: { excluded_hostnames: ['example.com'] } }); // subdomains too
+  expect(parent.body.error.message).toBe(`excluded_hostnames: "example.com" excludes the site's own domain "excl.example.com", whose events would all be dropped`);
+  expect((await svc.api('PATCH', url, { token: other.token, body: { excluded_hostnames: ['staging.example.com'] } })).status).toBe(200);
+  const moved = await svc.api('PATCH', url, { token: other.token, body: { domain: 'staging.example.com' } });
+  expect(moved.status).toBe(400);
+  expect(moved.body.error.message).toMatch(/^domain: "staging.example.com" is excluded by "staging.example.com" in excluded_hostnames/);
+  const both = await svc.api('PATCH', url, { token: other.token, body: { domain: 'staging.example.com', excluded_hostnames: [] } });
+  expect(both.status).toBe(200);
+  expect(both.body.data).toMatchObject({ domain: 'staging.example.com', excluded_hostnames: [] });
+});
+
 test('a domain change folds the new domain in and moves nothing else', async () => {
   const other = await svc.tenant({ domain: 'move.example.com', scopes: ['settings:write'] });
   const url = `/sites/${other.siteId}/settings`;
