@@ -71,7 +71,7 @@ export function formatZodError(error: z.ZodError, where: 'query' | 'body'): AppE
   const name = first?.path.length ? first.path.join('.') : where;
   const message =
     first?.code === 'unrecognized_keys'
-      ? `${where}: unexpected field(s) ${first.keys.map((k) => `"${k}"`).join(', ')}`
+      ? `${first.path.length ? name : where}: unexpected field(s) ${first.keys.map((k) => `"${k}"`).join(', ')}`
       : `${name}: ${first?.message ?? 'invalid'}`;
   return invalidRequest(message, { issues: error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
 }

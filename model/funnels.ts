@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../core/fields';
 import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { newId } from '../core/ids';
@@ -16,13 +17,12 @@ export const FUNNEL_WINDOWS = [3600, 86400, 604800, 2592000, 7776000] as const;
 export type FunnelWindow = (typeof FUNNEL_WINDOWS)[number];
 
 const match = z.enum(MATCH_OPS, { error: `must be one of ${MATCH_OPS.join(', ')}` }).nullish().transform((m) => m ?? 'equals');
-const text = (what: string) => z.string({ error: `is required: ${what}` }).trim().min(1, 'must not be empty').max(500);
 
 export const StepSchema = z.discriminatedUnion(
   'kind',
   [
-    z.strictObject({ kind: z.literal('view'), match, value: text('the page path (or pattern) to match') }),
-    z.strictObject({ kind: z.literal('goal'), match, value: text('the goal or event name to match') }),
+    z.strictObject({ kind: z.literal('view'), match, value: text(500, 'the page path (or pattern) to match') }),
+    z.strictObject({ kind: z.literal('goal'), match, value: text(500, 'the goal or event name to match') }),
     // A payment step is any succeeded payment of the visitor: there is nothing to match.
     z.strictObject({ kind: z.literal('payment'), match: z.null().optional(), value: z.null().optional() }),
   ],

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../../core/fields';
 import type { Site } from '../../core/domain';
 import { FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
 import { rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape, type ResolvedWindow } from '../../model/notes-window';
@@ -21,7 +22,7 @@ const ReportOut = z.object({
   })),
 });
 
-const name = z.string({ error: 'is required' }).trim().min(1, 'must not be empty').max(200);
+const name = text(200);
 
 const CreateFunnel = z.strictObject({ name, steps: stepsSchema, window_seconds: windowSecondsSchema.default(86400) });
 const EditFunnel = z

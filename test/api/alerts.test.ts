@@ -59,6 +59,21 @@ test.each([
   expect(res.body.error.message).toContain(field);
 });
 
+// The reason is the rule that was broken: a wrong type or a value out of range is not "required".
+test.each([
+  [{ ...signups, threshold: '5' }, 'threshold: must be a number'],
+  [{ ...signups, threshold: 1e308 }, 'threshold: must be at most 1000000000000'],
+  [{ ...signups, threshold: undefined }, 'threshold: is required: a number'],
+  [{ ...signups, window_minutes: 0 }, 'window_minutes: must be from 1 to 10080 minutes'],
+  [{ ...signups, window_minutes: 10_081 }, 'window_minutes: must be from 1 to 10080 minutes'],
+  [{ ...signups, window_minutes: 1.5 }, 'window_minutes: must be a whole number of minutes'],
+  [{ ...signups, name: 'n'.repeat(201) }, 'name: allows at most 200 characters'],
+  [{ ...signups, name: 5 }, 'name: must be a string'],
+  [{ ...signups, subject: 'a'.repeat(201) }, 'subject: allows at most 200 characters'],
+])('%j is refused as %s', async (body, message) => {
+  expect((await svc.api('POST', path(), { token: t.token, body })).body.error.message).toBe(message);
+});
+
 test('PATCH edits; switching away from goal clears goal_name; scopes are alerts:read / alerts:write', async () => {
   const s = await svc.tenant({ scopes: ['alerts:write'] });
   const created = (await svc.api('POST', path(s), { token: s.token, body: signups })).body.data;

@@ -59,6 +59,19 @@ test.each([
   expect(res.body.error.message).toContain(field.split('.').pop());
 });
 
+// The reason is the rule that was broken, and the place is where it was broken.
+test.each([
+  [{ ...signup, name: 'n'.repeat(201) }, 'name: allows at most 200 characters'],
+  [{ ...signup, name: 5 }, 'name: must be a string'],
+  [{ steps: signup.steps }, 'name: is required: a string'],
+  [{ ...signup, steps: [{ kind: 'view', value: 5 }, { kind: 'payment' }] }, 'steps.0.value: must be a string: the page path (or pattern) to match'],
+  [{ ...signup, steps: [{ kind: 'view', value: `/${'y'.repeat(500)}` }, { kind: 'payment' }] }, 'steps.0.value: allows at most 500 characters'],
+  [{ ...signup, steps: [{ kind: 'goal' }, { kind: 'payment' }] }, 'steps.0.value: is required: the goal or event name to match'],
+  [{ ...signup, steps: [{ kind: 'view', value: '/a', extra: 1 }, { kind: 'payment' }] }, 'steps.0: unexpected field(s) "extra"'],
+])('%j is refused as %s', async (body, message) => {
+  expect((await svc.api('POST', base(), { token: t.token, body })).body.error.message).toBe(message);
+});
+
 test('list is paged with a measured has_more; get, edit and delete work; funnels:read cannot write', async () => {
   const s = await svc.tenant({ scopes: ['funnels:write'] });
   const path = `/sites/${s.siteId}/funnels`;
