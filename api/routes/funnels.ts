@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { text } from '../../core/fields';
 import type { Site } from '../../core/domain';
-import { FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
+import { FUNNEL_WINDOWS, FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
 import { rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape, type ResolvedWindow } from '../../model/notes-window';
 import { earliestEvent, siteGoals } from '../../query/context';
 import { runFunnelReport } from '../../query/funnel-report';
@@ -24,9 +24,11 @@ const ReportOut = z.object({
 
 const name = text(200);
 
-const CreateFunnel = z.strictObject({ name, steps: stepsSchema, window_seconds: windowSecondsSchema.default(86400) });
+/** A union of number literals documents as `number`; the spec's values are whole seconds. */
+const windowSeconds = windowSecondsSchema.openapi({ type: 'integer', enum: [...FUNNEL_WINDOWS] });
+const CreateFunnel = z.strictObject({ name, steps: stepsSchema, window_seconds: windowSeconds.default(86400) });
 const EditFunnel = z
-  .strictObject({ name: name.optional(), steps: stepsSchema.optional(), window_seconds: windowSecondsSchema.optional() })
+  .strictObject({ name: name.optional(), steps: stepsSchema.optional(), window_seconds: windowSeconds.optional() })
   .refine((b) => Object.keys(b).length > 0, 'give at least one of name, steps, window_seconds');
 
 const ReportQuery = z.object(windowShape).superRefine(refineWindow);

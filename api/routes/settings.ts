@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import '../openapi'; // extends zod with .openapi() before the schemas below use it
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
@@ -22,11 +23,13 @@ export const currencySchema = z
   .refine((c) => CURRENCIES.has(c), 'must be an ISO 4217 currency code such as USD or EUR');
 
 /** Lists are lower-cased (after `fix`: an escape may decode to upper case) and de-duplicated; the limit applies to what remains. */
-function list(name: string, max: number, item: z.ZodType<string, string>, fix: (s: string) => string = (s) => s) {
+function list(name: string, max: number, item: z.ZodType<string, string>, fix: (s: string) => string = (s) => s, itemDoc: object = {}) {
   return z
-    .array(z.string().trim().min(1, `${name} entries must not be empty`).max(300))
+    .array(z.string().trim().min(1, `${name} entries must not be empty`).max(300).openapi({ maxLength: 300, ...itemDoc }))
     .transform((xs) => [...new Set(xs.map((x) => fix(x).toLowerCase()))])
-    .pipe(z.array(item).max(max, `at most ${max} entries are allowed`));
+    .pipe(z.array(item).max(max, `at most ${max} entries are allowed`))
+    // The document states the limit a client must keep (the spec's Limits); the server counts it after de-duplication.
+    .openapi({ maxItems: max, description: `At most ${max} distinct entries (after lower-casing and de-duplication).` });
 }
 
 const withSlash = (p: string) => (p.startsWith('/') ? p : '/' + p);
@@ -54,7 +57,8 @@ export const SettingsPatch = z.strictObject({
   excluded_paths: list('excluded_paths', 50, z.string().max(300), decodedPath).optional(),
   allowed_hostnames: list('allowed_hostnames', MAX_ALLOWED_HOSTNAMES, hostnameSchema).optional(),
   excluded_hostnames: list('excluded_hostnames', 50, hostnameSchema).optional(),
-  excluded_countries: list('excluded_countries', 100, z.string().refine(isCountryCode, 'ISO 3166-1 alpha-2 country codes expected')).optional(),
+  excluded_countries: list('excluded_countries', 100, z.string().refine(isCountryCode, 'ISO 3166-1 alpha-2 country codes expected'), undefined,
+    { pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code' }).optional(),
   session_strategy: z.enum(SESSION_STRATEGIES as [string, ...string[]]).optional(),
 });
 

@@ -103,6 +103,17 @@ test('report parameters are documented as the types they must spell: enums, boun
   expect(params('/sites/{siteId}/realtime/countries').minutes).toMatchObject({ type: 'integer', maximum: 360, default: 30 });
 });
 
+test("body limits of the spec's Limits table are in the document: list sizes, country codes, funnel windows", () => {
+  const body = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+  const settings = body('/sites/{siteId}/settings', 'patch').properties;
+  expect(settings.allowed_hostnames).toMatchObject({ type: 'array', maxItems: 25 });
+  expect(settings.excluded_paths).toMatchObject({ type: 'array', maxItems: 50 });
+  expect(settings.excluded_hostnames).toMatchObject({ type: 'array', maxItems: 50 });
+  expect(settings.excluded_countries).toMatchObject({ type: 'array', maxItems: 100, items: { pattern: '^[A-Za-z]{2}$' } });
+  const funnel = body('/sites/{siteId}/funnels', 'post').properties.window_seconds;
+  expect(funnel).toMatchObject({ type: 'integer', enum: [3600, 86400, 604800, 2592000, 7776000] });
+});
+
 test('instants are documented as date-times: every *_at field, last_seen and a range\'s bounds', () => {
   const schemas = JSON.stringify(doc);
   expect(doc.components.schemas.Range.properties.from).toMatchObject({ type: 'string', format: 'date-time' });
