@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import express, { type Request, type Response, type Router } from 'express';
 import { z, type ZodType } from 'zod';
 import type { Principal, Scope, Site } from '../core/domain';
@@ -189,7 +190,15 @@ export class RouteRegistrar {
   }
 }
 
-const jsonParser = express.json({ limit: '100kb', strict: true });
+const jsonParser = express.json({
+  limit: '100kb',
+  strict: true,
+  // The parser would decode bad bytes to U+FFFD and store them; a body that is not UTF-8 is refused
+  // instead, as event bodies and import lines are.
+  verify: (_req, _res, buf) => {
+    if (!isUtf8(buf)) throw invalidRequest('body: is not valid UTF-8');
+  },
+});
 
 /** Whether the request carries a body at all (a length above 0, or chunked). */
 const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;

@@ -176,6 +176,10 @@ test('a body that is not a JSON object is refused with a 4xx, never a 500', asyn
   expect((await raw('{"name":')).body.error.code).toBe('invalid_request');
   expect((await raw('name=x', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
   expect((await raw(JSON.stringify({ name: 'x'.repeat(200_000) }))).status).toBe(413);
+  // Latin-1 bytes are refused, not stored as U+FFFD.
+  const latin1 = await svc.api('PATCH', siteUrl, { token: t.token, raw: Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]) });
+  expect([latin1.status, latin1.body.error]).toEqual([400, { code: 'invalid_request', message: 'body: is not valid UTF-8' }]);
+  expect((await svc.api('GET', siteUrl, { token: t.token })).body.data.name).not.toContain('\uFFFD');
 });
 
 test('scope and reach come before the body: a key that may not write here is told 403 whatever it sent', async () => {
