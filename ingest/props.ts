@@ -26,6 +26,19 @@ export function parseProps(value: unknown, field = 'props'): Record<string, stri
 
 export const MAX_NAME = 120;
 
+/**
+ * Plausible's built-in event names, accepted as ours. A Map, not an object literal: an event named
+ * "constructor" must not pick up Object.prototype's.
+ */
+export const PLAUSIBLE_NAMES: ReadonlyMap<string, string> = new Map([['Outbound Link: Click', 'exit_link'], ['File Download', 'file_download']]);
+
+/**
+ * Events that are about a link: reports group them by its target, so one without a target would be
+ * stored and shown nowhere. Refused instead (live: `props.url`, import: `link`).
+ */
+export const LINK_EVENTS: ReadonlySet<string> = new Set(['exit_link', 'file_download']);
+export const linkRequired = (name: string, field: string) => `${field} is required for ${name} events: the link target`;
+
 /** A field's refusal, beside its parsed value. */
 export type FieldError = { error: string };
 export const isError = (v: unknown): v is FieldError => typeof v === 'object' && v !== null && 'error' in v;

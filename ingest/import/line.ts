@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { EventInput } from '../event';
-import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
+import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCents, type FieldError } from '../props';
 import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
 import { isCountryCode } from '../../core/countries';
 import { REPORTABLE } from '../../core/time';
@@ -116,6 +116,7 @@ export function parseImportLine(text: string): ImportedEvent | string {
   if (typeof req === 'string') return req;
   const f = parseOptional(obj);
   if (typeof f === 'string') return f;
+  if (LINK_EVENTS.has(req.name) && !f.link) return linkRequired(req.name, 'link');
   const valueCents = parseValueCents(obj.value_cents);
   if (typeof valueCents === 'string') return valueCents;
   const props = parseProps(obj.props);

@@ -1,4 +1,5 @@
 import { rollupFeeder, type RollupFeeder, type WriteHint } from '../../clickhouse/feeder';
+import { LINK_EVENTS, PLAUSIBLE_NAMES } from '../props';
 import type { Store } from '../../clickhouse/store';
 import { nowMs } from '../../core/clock';
 import { AppError } from '../../core/errors';
@@ -65,12 +66,6 @@ export interface CollectResult {
   visitor?: string;
 }
 
-/**
- * Plausible's built-in event names, accepted as ours. A Map, not an object literal: an event named
- * "constructor" must not pick up Object.prototype's.
- */
-const PLAUSIBLE_NAMES = new Map([['Outbound Link: Click', 'exit_link'], ['File Download', 'file_download']]);
-const LINK_EVENTS = new Set(['exit_link', 'file_download']);
 
 const MAX_BATCH = 5_000;
 const DAY_MS = 86_400_000;

@@ -1,4 +1,4 @@
-import { isError, parseName, parseProps, parseValueCents, type FieldError } from '../props';
+import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCents, PLAUSIBLE_NAMES, type FieldError } from '../props';
 import { BoundedMemo } from '../enrich/memo';
 import { parseHttpUrl } from '../enrich/url';
 import { clip, malformedMessage, malformedTextAt } from '../../core/text';
@@ -105,6 +105,8 @@ export function parsePayload(body: unknown): EventPayload | string {
   if (isError(visitor)) return visitor.error;
   const props = propsOf(o);
   if (typeof props === 'string') return props;
+  const stored = PLAUSIBLE_NAMES.get(name) ?? name;
+  if (LINK_EVENTS.has(stored) && !props.url) return linkRequired(stored, 'props.url');
   const valueCents = parseValueCents(o.value_cents);
   if (typeof valueCents === 'string') return valueCents;
   const h = pick(o, 'hash_mode', 'h');

@@ -77,6 +77,16 @@ describe('accepted events', () => {
     ]);
   });
 
+  test('an outbound click or download without its target is a 400 naming props.url, and nothing is stored', async () => {
+    const t = await svc.tenant({ domain: 'nolink.example' });
+    for (const n of ['exit_link', 'Outbound Link: Click', 'File Download']) {
+      const res = await post({ n, u: 'https://nolink.example/', d: 'nolink.example', p: { other: 'x' } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toMatch(/^props\.url is required for (exit_link|file_download) events: the link target/);
+    }
+    expect(await rows(t.siteId)).toHaveLength(0);
+  });
+
   test('a domain list records the event on each known site; props may be a JSON string', async () => {
     const a = await svc.tenant({ domain: 'roll.example' });
     const b = await svc.tenant({ domain: 'app.roll.example' });

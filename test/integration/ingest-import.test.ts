@@ -158,6 +158,18 @@ test('bad lines are rejected with their line numbers while good lines import', a
   expect(await rows(t.siteId)).toHaveLength(2);
 });
 
+test('exit_link and file_download lines need their link target: without it they would be stored and shown nowhere', async () => {
+  const t = await svc.tenant();
+  const line = (extra: object) => JSON.stringify({ ts: '2026-03-05T08:00:00Z', url: `https://${t.domain}/`, ...extra });
+  const out = await svc.admin('events import', { site: t.siteId }, [
+    line({ name: 'exit_link' }), line({ name: 'file_download', link: '' }), line({ name: 'exit_link', link: 'https://github.com/x' }),
+  ].join('\n'));
+  expect(out).toEqual({ imported: 1, rejected: 2, errors: [
+    { line: 1, message: 'link is required for exit_link events: the link target' },
+    { line: 2, message: expect.stringMatching(/^link /) },
+  ] });
+});
+
 test('country must be an assigned ISO 3166-1 code (any case, Kosovo\'s XK too); value_cents must not be negative', async () => {
   const t = await svc.tenant();
   const line = (extra: object) => JSON.stringify({ ts: '2026-03-05T08:00:00Z', name: 'Signup', url: `https://${t.domain}/`, ...extra });
