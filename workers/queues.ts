@@ -50,18 +50,23 @@ export function startQueues(
   // TRAP: BullMQ objects re-emit connection errors; an 'error' event nobody listens to crashes the
   // process (seen when a shutdown closes the connection under a pending scheduler call).
   const quiet = () => undefined; // outages are reported once by the main Redis handle
-  for (const def of jobs) {
-    const q = new Queue(def.queue, { connection: redis.bullConnection(), prefix, defaultJobOptions: def.defaultJobOptions });
-    q.on('error', quiet);
-    queues.set(def.queue, q);
-  }
 
   const pending: Promise<unknown>[] = [];
   const ctx: WorkerContext = { ...base, enqueue: (queue, payload, jobId) => api.enqueue(queue, payload, jobId) };
   let started = false;
+  // TRAP (BullMQ 5, ioredis 5): a Queue made while Redis is unreachable keeps its first connect()
+  // pending through the retries, and when Redis came back it rejected where nobody listened: the
+  // process died. Queues and workers are therefore made once Redis is first up; until then every
+  // enqueue is 503 queue_unavailable anyway.
   redis.onUp(() => {
-    if (started || !opts.runWorkers) return;
+    if (started) return;
     started = true;
+    for (const def of jobs) {
+      const q = new Queue(def.queue, { connection: redis.bullConnection(), prefix, defaultJobOptions: def.defaultJobOptions });
+      q.on('error', quiet);
+      queues.set(def.queue, q);
+    }
+    if (!opts.runWorkers) return;
     for (const def of jobs) {
       const worker = new Worker(def.queue, (job: Job) => def.handler(job.data, ctx, { made: job.attemptsMade, max: job.opts.attempts ?? 1 }), {
         connection: redis.bullConnection(),
@@ -85,9 +90,9 @@ export function startQueues(
   const api: Queues = {
     available: () => redis.isUp(),
     async enqueue(queue, payload, jobId) {
+      if (!jobs.some((j) => j.queue === queue)) throw new Error(`unknown queue ${queue}`);
       const q = queues.get(queue);
-      if (!q) throw new Error(`unknown queue ${queue}`);
-      if (!redis.isUp()) throw queueUnavailable();
+      if (!q || !redis.isUp()) throw queueUnavailable();
       // TRAP: the queue connection retries forever (BullMQ needs that), so an add issued just as
       // Redis drops would hang the request; give up after ENQUEUE_TIMEOUT_MS and answer 503.
       let timer: NodeJS.Timeout | undefined;
