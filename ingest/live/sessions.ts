@@ -6,9 +6,13 @@ import type { SessionAttributes } from '../event';
 /**
  * Live session state: which session a visitor is in, when it started, when it was last active and the
  * attributes of its first event. Kept in Redis (shared by every API process, expiring on its own 30
- * minutes after the last event) and in process memory while Redis is unreachable. The memory copy
- * expires by core/clock, the clock the rest of ingest reads, so moving it moves both alike. Reads
- * and writes are batched: one MGET and one EVAL per ingest batch, not a round trip per event.
+ * minutes after the last event), and every state this process saves is also kept in process memory
+ * (bounded): while Redis is unreachable sessions go on from there, and once it is back a session the
+ * outage started (which Redis never saw) goes on from there too. Without the copy every session that
+ * spanned an outage was cut twice, at its start and at its end (4 real sessions read as 7, each extra
+ * one a bounce with a wrong entry page). Of Redis's state and memory's, the later-active wins. The
+ * memory copy expires by core/clock, the clock the rest of ingest reads, so moving it moves both
+ * alike. Reads and writes are batched: one MGET and one EVAL per ingest batch.
  */
 export interface SessionState {
   /** visitor_id */
@@ -65,34 +69,36 @@ export class LiveSessions {
   async load(keys: string[]): Promise<Map<string, SessionState>> {
     const out = new Map<string, SessionState>();
     if (keys.length === 0) return out;
+    let shared: (string | null)[] = [];
     if (this.redis.isUp()) {
       try {
-        const values = await this.redis.client.mget(...keys.map((k) => this.key(k)));
-        values.forEach((v, i) => v && out.set(keys[i], decodeState(v)));
-        return out;
+        shared = await this.redis.client.mget(...keys.map((k) => this.key(k)));
       } catch (err) {
         logger.warn({ err: (err as Error).message }, 'sessions: redis read failed, using memory');
       }
     }
     const now = nowMs();
-    for (const k of keys) {
-      const m = this.memory.get(k);
-      if (m && m.expiresAt > now) out.set(k, m.state);
+    for (let i = 0; i < keys.length; i++) {
+      const v = shared[i];
+      const fromRedis = v ? decodeState(v) : undefined;
+      const m = this.memory.get(keys[i]);
+      const fromMemory = m && m.expiresAt > now ? m.state : undefined;
+      const state = fromRedis && fromMemory ? (fromMemory.l > fromRedis.l ? fromMemory : fromRedis) : fromRedis ?? fromMemory;
+      if (state) out.set(keys[i], state);
     }
     return out;
   }
 
   async save(states: Map<string, SessionState>): Promise<void> {
     if (states.size === 0) return;
+    this.remember(states);
     if (this.redis.isUp()) {
       try {
         await this.redis.client.call('EVAL', this.saveArgs(states));
-        return;
       } catch (err) {
         logger.warn({ err: (err as Error).message }, 'sessions: redis write failed, using memory');
       }
     }
-    this.remember(states);
   }
 
   /**

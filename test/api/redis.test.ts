@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { z } from 'zod';
 import { API_ROUTES } from '../../api/modules';
 import type { RouteRegistrar } from '../../api/route';
@@ -6,7 +6,7 @@ import { JOBS } from '../../workers/registry';
 import type { JobDefinition } from '../../workers/types';
 import { startTestService, type TestService } from '../support/harness';
 import { request } from '../support/http';
-import { freePort } from '../support/processes';
+import { freePort, startRedis, stopRedis } from '../support/processes';
 
 /**
  * Redis is optional at run time. A test-only route and job exercise the mechanism every queue-backed
@@ -72,16 +72,6 @@ describe('with Redis unreachable (REDIS_URL=redis://127.0.0.1:1)', () => {
   });
 });
 
-
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('Ready to accept connections') && resolve(child));
-  });
-}
-
-const stopRedis = (child: ChildProcess) => new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGKILL'); });
 
 describe('when Redis goes away and comes back', () => {
   let svc: TestService;

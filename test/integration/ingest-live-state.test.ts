@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { SessionAttributes } from '../../ingest/event';
 import { SESSION_KEYS } from '../../ingest/event';
@@ -6,6 +7,7 @@ import { identify, type IdentityInput } from '../../ingest/live/identity';
 import { DAILY, SaltStore } from '../../ingest/live/salts';
 import { encodeState, LiveSessions, SESSION_GAP_MS, type SessionState } from '../../ingest/live/sessions';
 import { connectRedis, type RedisHandle } from '../../infra/redis';
+import { freePort, startRedis, stopRedis } from '../support/processes';
 
 /**
  * Live ingest's Redis state with a real Redis: the synchronous identity path (salts already known)
@@ -90,3 +92,53 @@ describe('LiveSessions', () => {
     expect(await redis.client.pttl(key)).toBeGreaterThan(SESSION_GAP_MS);
   });
 });
+
+describe('LiveSessions across a Redis outage', () => {
+  const state = (i: number, last: number): SessionState => ({
+    v: '77', s: `${9000 + i}`, st: 500, l: last,
+    a: Object.fromEntries(SESSION_KEYS.map((k) => [k, `${k}:${i}`])) as unknown as SessionAttributes,
+  });
+  let server: ChildProcess;
+  let handle: RedisHandle;
+  beforeAll(async () => {
+    const port = await freePort();
+    server = await startRedis(port);
+    handle = connectRedis(`redis://127.0.0.1:${port}`, 'tally-test-outage');
+    await handle.attempted;
+  });
+  afterAll(async () => {
+    await handle.close();
+    await stopRedis(server);
+  });
+
+  test('a session goes on through the outage and after it: neither edge cuts it', async () => {
+    const sessions = new LiveSessions(handle);
+    await sessions.save(new Map([['site-9:v', state(1, 1000)]]));
+    await stopRedis(server);
+    await until(() => !handle.isUp());
+    // Down: the session saved while Redis was up is still known.
+    expect((await sessions.load(['site-9:v'])).get('site-9:v')).toEqual(state(1, 1000));
+    await sessions.save(new Map([['site-9:v', state(1, 2000)]]));
+    server = await startRedis(Number(new URL(handle.url).port));
+    await until(() => handle.isUp());
+    // Back: Redis never saw the state the outage wrote; the process's copy carries it on.
+    expect((await sessions.load(['site-9:v'])).get('site-9:v')).toEqual(state(1, 2000));
+  });
+
+  test('of Redis and this process, the later-active state wins (another process may have gone on with the session)', async () => {
+    const sessions = new LiveSessions(handle);
+    await sessions.save(new Map([['site-9:w', state(2, 5000)]]));
+    await handle.client.set(`${handle.prefix}:ingest:s:site-9:w`, encodeState(state(3, 6000)));
+    expect((await sessions.load(['site-9:w'])).get('site-9:w')).toEqual(state(3, 6000));
+    await handle.client.set(`${handle.prefix}:ingest:s:site-9:w`, encodeState(state(4, 4000)));
+    expect((await sessions.load(['site-9:w'])).get('site-9:w')).toEqual(state(2, 5000));
+  });
+});
+
+async function until(ok: () => boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -47,3 +48,19 @@ export function adminCall<T = Record<string, unknown>>(dataDir: string, command:
     req.end();
   });
 }
+
+/** A throwaway redis-server on `port` (no persistence), resolved once it accepts connections. */
+export function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('Ready to accept connections') && resolve(child));
+  });
+}
+
+/** Kills it (an outage, not a shutdown) and resolves once it is gone. */
+export const stopRedis = (child: ChildProcess) => new Promise<void>((resolve) => {
+  if (child.exitCode !== null) return resolve();
+  child.once('exit', () => resolve());
+  child.kill('SIGKILL');
+});
