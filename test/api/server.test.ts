@@ -106,6 +106,9 @@ describe('TLS', () => {
     expect(served.fingerprint256).toBe(onDisk.fingerprint256);
     expect(served.subjectAltName).toContain('IP Address:127.0.0.1');
     expect(served.subjectAltName).toContain('DNS:localhost');
+    // Valid for the documented 825 days (docs/OPERATIONS.md), not the library's default year.
+    const days = (Date.parse(onDisk.validTo) - Date.parse(onDisk.validFrom)) / 86_400_000;
+    expect(Math.round(days)).toBe(825);
   });
 
   test('the generated pair is reused by the next start', async () => {
