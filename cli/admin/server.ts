@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import type { AppContext } from '../../api/context';
 import type { z } from 'zod';
@@ -14,7 +15,15 @@ import { COMMANDS } from './commands';
  */
 export async function startAdminServer(ctx: AppContext, socketPath: string): Promise<() => Promise<void>> {
   mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
-  if (existsSync(socketPath)) unlinkSync(socketPath); // stale socket from a killed process
+  if (existsSync(socketPath)) {
+    // A socket nobody answers on is a killed process's leftover: replace it. One that answers belongs
+    // to a running server: taking it over sent that server's CLI commands (key create too) to this
+    // one's database, and this one's exit then removed the file from under it.
+    if (await answers(socketPath)) {
+      throw new Error(`TALLY_ADMIN_SOCKET: ${socketPath} is the admin socket of another running Tally server; give each server its own`);
+    }
+    unlinkSync(socketPath);
+  }
   // Flags travel in the query string: a long one (a --sites list of hundreds of uuids, an over-long
   // --name) must reach the command's own check, not Node's 16 KB header limit (431, no flag named).
   const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => void handle(ctx, req, res));
@@ -31,6 +40,15 @@ export async function startAdminServer(ctx: AppContext, socketPath: string): Pro
   });
   chmodSync(socketPath, 0o600); // an inherited umask cannot widen it either
   return () => new Promise<void>((r) => server.close(() => r()));
+}
+
+/** Whether a server accepts connections on the unix socket at `socketPath`. */
+function answers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(socketPath);
+    probe.once('connect', () => { probe.destroy(); resolve(true); });
+    probe.once('error', () => resolve(false));
+  });
 }
 
 /** The first problem, named by its command-line flag: `--domain: must be a bare hostname ...`. */

@@ -231,6 +231,28 @@ test('the admin socket is private to its owner', () => {
   expect(mode).toBe(0o600);
 });
 
+test('a second server pointed at a running server\'s admin socket refuses to start, naming TALLY_ADMIN_SOCKET, and takes nothing over', async () => {
+  const other = mkdtempSync(path.join(os.tmpdir(), 'tally-cli-second-'));
+  const second = spawn(process.execPath, [path.join(root, 'dist/main.js')], {
+    env: {
+      ...process.env, NODE_ENV: 'production', TALLY_LOG_LEVEL: 'info', TALLY_DATA_DIR: other, TALLY_HOST: '127.0.0.1',
+      TALLY_HTTPS_PORT: '0', TALLY_HTTP_PORT: '0', TALLY_ADMIN_SOCKET: path.join(dataDir, 'admin.sock'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  second.stdout!.on('data', (d: Buffer) => (output += d));
+  second.stderr!.on('data', (d: Buffer) => (output += d));
+  const code = await new Promise<number | null>((resolve) => second.on('exit', resolve));
+  expect(code).toBe(1);
+  expect(output).toContain('TALLY_ADMIN_SOCKET');
+  // The first server still owns its socket: commands reach its database.
+  const made = await tally(['org', 'create', '--name', 'Still mine']);
+  expect(made.code).toBe(0);
+  expect((await tally(['key', 'list', '--org', made.json.id])).json).toEqual({ keys: [] });
+  expect(existsSync(path.join(dataDir, 'admin.sock'))).toBe(true);
+}, 60_000);
+
 test('SIGTERM shuts the server down cleanly', async () => {
   server.kill('SIGTERM');
   expect(await exitCode).toBe(0);
