@@ -1,3 +1,4 @@
+import path from 'node:path';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +9,7 @@ import { redisFeedLock } from '../clickhouse/feed-lock';
 import { redisLeases } from '../infra/lease';
 import { migrate } from '../clickhouse/migrate';
 import { openStore, type Store } from '../clickhouse/store';
-import type { Config } from '../core/config';
+import { redactUrl, type Config } from '../core/config';
 import { logger } from '../core/logger';
 import { connectRedis, type RedisHandle } from '../infra/redis';
 import { RedisGeneration } from '../infra/redis-generation';
@@ -45,12 +46,13 @@ const DRAIN_MS = 10_000;
 export async function startService(config: Config, opts: { redisPrefix?: string } = {}): Promise<Running> {
   // Checked before anything is opened: a bad TLS setting must not leave storage or Redis behind.
   const tls = config.role === 'worker' ? null : await loadTls(config);
-  const store = openStore({ ...config.clickhouse, dataDir: config.dataDir });
+  const store = openStorage(config);
   const closers: (() => Promise<void>)[] = [() => store.close()];
   const closeAll = async () => {
     for (const close of closers.reverse()) await close().catch((err: Error) => logger.error({ err }, 'close failed'));
   };
   try {
+    await reachStorage(store, config);
     await migrate(store);
     const repos = new Repos(store);
     const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? config.redisPrefix);
@@ -87,6 +89,35 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
     await closeAll();
     throw err;
   }
+}
+
+/**
+ * The first statement, with a failure that names what to fix: the engine's own message alone ("connect
+ * ECONNREFUSED", "Failed to create connection for path") named neither the variable nor the likely cause.
+ */
+async function reachStorage(store: Store, config: Config): Promise<void> {
+  try {
+    await store.query('SELECT 1');
+  } catch (err) {
+    throw storageError(config, err);
+  }
+}
+
+/** chDB refuses a second process on one data directory when the connection is made. */
+function openStorage(config: Config): Store {
+  try {
+    return openStore({ ...config.clickhouse, dataDir: config.dataDir });
+  } catch (err) {
+    throw storageError(config, err);
+  }
+}
+
+function storageError(config: Config, err: unknown): Error {
+  const why = (err as Error).message.split('\n')[0];
+  if (/^(CLICKHOUSE|TALLY)_[A-Z_]+\b/.test(why)) return err as Error; // already names its variable
+  return new Error(config.clickhouse.url
+    ? `CLICKHOUSE_URL: cannot reach ClickHouse at ${redactUrl(config.clickhouse.url)} (${why})`
+    : `TALLY_DATA_DIR: cannot open the embedded ClickHouse in ${path.join(config.dataDir, 'clickhouse')} (${why}); is another Tally server running on this data directory?`);
 }
 
 async function serveApi(ctx: AppContext, tls: TlsPair, closers: (() => Promise<void>)[]) {

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { createClient, type ClickHouseClient, type ClickHouseSettings, type Logger } from '@clickhouse/client';
+import { logger } from '../core/logger';
 
 /**
  * The one connection factory. Embedded mode plugs chDB into @clickhouse/client; server mode talks
@@ -109,6 +110,19 @@ function releaseEmbedded(client: ClickHouseClient): Promise<void> {
   return Promise.resolve();
 }
 
+/**
+ * The client's own log lines as our pino lines: its default logger printed multi-line plain text to
+ * the console (16 lines for one refused connection), which a JSON log pipeline cannot read.
+ */
+class ClientLog implements Logger {
+  private readonly log = logger.child({ module: 'clickhouse-client' });
+  trace(p: Parameters<Logger['trace']>[0]) { this.log.trace({ args: p.args }, p.message); }
+  debug(p: Parameters<Logger['debug']>[0]) { this.log.debug({ args: p.args }, p.message); }
+  info(p: Parameters<Logger['info']>[0]) { this.log.info({ args: p.args }, p.message); }
+  warn(p: Parameters<Logger['warn']>[0]) { this.log.warn({ args: p.args, err: p.err?.message }, p.message); }
+  error(p: Parameters<Logger['error']>[0]) { this.log.error({ args: p.args, err: p.err.message }, p.message); }
+}
+
 export function openStore(opts: StoreOptions, lane = ''): Store {
   if (!IDENT.test(opts.database)) throw new Error(`CLICKHOUSE_DATABASE must be an identifier, got "${opts.database}"`);
   if (opts.cluster && !IDENT.test(opts.cluster)) throw new Error(`CLICKHOUSE_CLUSTER must be an identifier`);
@@ -121,6 +135,7 @@ export function openStore(opts: StoreOptions, lane = ''): Store {
         password: opts.password,
         clickhouse_settings: BASE_SETTINGS,
         request_timeout: 60_000,
+        log: { LoggerClass: ClientLog },
       });
   const db = opts.database;
   const callSettings = (settings?: ClickHouseSettings) => (embedded ? embeddedSettings(settings) : settings);

@@ -169,6 +169,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.TALLY_DATA_DIR ?? 'data');
   const role = (env.TALLY_ROLE ?? 'all') as Role;
   if (!['api', 'worker', 'all'].includes(role)) throw new Error(`TALLY_ROLE must be api, worker or all, got "${role}"`);
+  if (env.CLICKHOUSE_CLUSTER) {
+    // Refused before anything is created (migrations would make ON CLUSTER tables first).
+    throw new Error('CLICKHOUSE_CLUSTER: cluster mode is not supported yet (the report rollups feeder cannot follow a Distributed table; docs/OPERATIONS.md); unset it');
+  }
   if (role !== 'all' && !env.CLICKHOUSE_URL) {
     // TRAP: chDB allows one process per data directory, so embedded mode cannot split roles.
     throw new Error('TALLY_ROLE=api|worker needs CLICKHOUSE_URL: embedded storage runs every role in one process');

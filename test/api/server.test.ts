@@ -166,6 +166,16 @@ describe('listening', () => {
     await expect(startTestService({ TALLY_HTTP_PORT: String(svc.running.httpPort) })).rejects.toThrow(/TALLY_HTTP_PORT: port \d+ is already in use/);
   });
 
+  test('a ClickHouse server that does not answer is refused naming CLICKHOUSE_URL (without its password)', async () => {
+    await expect(startTestService({ CLICKHOUSE_URL: 'http://tally:s3cret@127.0.0.1:1' })).rejects.toThrow(
+      /^CLICKHOUSE_URL: cannot reach ClickHouse at http:\/\/tally:\*+@127\.0\.0\.1:1\/? \(.*ECONNREFUSED/,
+    );
+  });
+
+  test('a refusal that already names its variable is kept as it is', async () => {
+    await expect(startTestService({ CLICKHOUSE_DATABASE: 'bad;name' })).rejects.toThrow(/^CLICKHOUSE_DATABASE must be an identifier, got "bad;name"$/);
+  });
+
   test('an address this host does not have is refused naming TALLY_HOST', async () => {
     await expect(startTestService({ TALLY_HOST: '192.0.2.1' })).rejects.toThrow(/TALLY_HOST: cannot listen on "192.0.2.1" \(EADDRNOTAVAIL\)/);
   });

@@ -231,19 +231,29 @@ test('the admin socket is private to its owner', () => {
   expect(mode).toBe(0o600);
 });
 
-test('a second server pointed at a running server\'s admin socket refuses to start, naming TALLY_ADMIN_SOCKET, and takes nothing over', async () => {
-  const other = mkdtempSync(path.join(os.tmpdir(), 'tally-cli-second-'));
+/** Another built server next to the running one; its exit code and everything it printed. */
+async function secondServer(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const second = spawn(process.execPath, [path.join(root, 'dist/main.js')], {
-    env: {
-      ...process.env, NODE_ENV: 'production', TALLY_LOG_LEVEL: 'info', TALLY_DATA_DIR: other, TALLY_HOST: '127.0.0.1',
-      TALLY_HTTPS_PORT: '0', TALLY_HTTP_PORT: '0', TALLY_ADMIN_SOCKET: path.join(dataDir, 'admin.sock'),
-    },
+    env: { ...process.env, NODE_ENV: 'production', TALLY_LOG_LEVEL: 'info', TALLY_HOST: '127.0.0.1', TALLY_HTTPS_PORT: '0', TALLY_HTTP_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   second.stdout!.on('data', (d: Buffer) => (output += d));
   second.stderr!.on('data', (d: Buffer) => (output += d));
   const code = await new Promise<number | null>((resolve) => second.on('exit', resolve));
+  return { code, output };
+}
+
+test('a second server on a running server\'s data directory is refused by a JSON line that names TALLY_DATA_DIR and the likely cause', async () => {
+  const { code, output } = await secondServer({ TALLY_DATA_DIR: dataDir, TALLY_ADMIN_SOCKET: path.join(dataDir, 'second.sock') });
+  expect(code).toBe(1);
+  const fatal = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).find((l) => l.msg === 'tally failed to start');
+  expect(fatal.err).toMatch(/^TALLY_DATA_DIR: cannot open the embedded ClickHouse in .*; is another Tally server running on this data directory\?$/);
+}, 60_000);
+
+test('a second server pointed at a running server\'s admin socket refuses to start, naming TALLY_ADMIN_SOCKET, and takes nothing over', async () => {
+  const other = mkdtempSync(path.join(os.tmpdir(), 'tally-cli-second-'));
+  const { code, output } = await secondServer({ TALLY_DATA_DIR: other, TALLY_ADMIN_SOCKET: path.join(dataDir, 'admin.sock') });
   expect(code).toBe(1);
   expect(output).toContain('TALLY_ADMIN_SOCKET');
   // The first server still owns its socket: commands reach its database.

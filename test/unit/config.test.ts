@@ -32,19 +32,21 @@ describe('loadConfig', () => {
       TALLY_DATA_DIR: '/var/lib/tally', TALLY_HOST: '127.0.0.1', TALLY_HTTPS_PORT: '443', TALLY_HTTP_PORT: '80',
       TALLY_TLS_CERT: '/c.pem', TALLY_TLS_KEY: '/k.pem', TALLY_TRUST_PROXY: '10.0.0.0/8, loopback,::1',
       TALLY_ADMIN_SOCKET: '/run/tally.sock', CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u',
-      CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'analytics', CLICKHOUSE_CLUSTER: 'c1', REDIS_URL: 'redis://r:6379/2',
+      CLICKHOUSE_PASSWORD: 'p', CLICKHOUSE_DATABASE: 'analytics', REDIS_URL: 'redis://r:6379/2',
       TALLY_REDIS_PREFIX: 'tally-eu', TALLY_ROLE: 'worker', TALLY_RATE_LIMIT_PER_MINUTE: '60', TALLY_AUTH_FAILURES_PER_MINUTE: '20', TALLY_PUBLIC_FEEDS_PER_MINUTE: '12', TALLY_INGEST_MAX_PENDING: '500', TALLY_GEOIP_DB: geo, TALLY_LOG_LEVEL: 'debug',
     });
     expect(c).toEqual({
       dataDir: '/var/lib/tally', host: '127.0.0.1', httpsPort: 443, httpPort: 80, tlsCert: '/c.pem', tlsKey: '/k.pem',
       trustProxy: ['10.0.0.0/8', 'loopback', '::1'], adminSocket: '/run/tally.sock',
-      clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'analytics', cluster: 'c1' },
+      clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'analytics', cluster: undefined },
       redisUrl: 'redis://r:6379/2', redisPrefix: 'tally-eu', role: 'worker', rateLimitPerMinute: 60, authFailuresPerMinute: 20, publicFeedsPerMinute: 12, ingestMaxPending: 500, geoipDb: geo, logLevel: 'debug',
     });
   });
 
   test.each([
     [{ TALLY_ROLE: 'api' }, /needs CLICKHOUSE_URL/],
+    [{ CLICKHOUSE_CLUSTER: 'c1' }, /^CLICKHOUSE_CLUSTER: cluster mode is not supported yet/],
+    [{ CLICKHOUSE_CLUSTER: 'c1', CLICKHOUSE_URL: 'http://ch:8123' }, /^CLICKHOUSE_CLUSTER: cluster mode is not supported yet/],
     [{ TALLY_ROLE: 'worker' }, /needs CLICKHOUSE_URL/],
     [{ TALLY_ROLE: 'both' }, /TALLY_ROLE must be api, worker or all/],
     [{ TALLY_HOST: 'http://0.0.0.0' }, /TALLY_HOST must be an IP address or a host name to listen on, got "http:\/\/0.0.0.0"/],
