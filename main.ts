@@ -12,7 +12,10 @@ async function main() {
     if (signalled) return;
     signalled = true;
     logger.info({ signal }, 'shutting down: flushing ingest first');
-    const force = setTimeout(() => process.exit(1), 20_000);
+    const force = setTimeout(() => {
+      logger.error('shutdown took over 20 s: exiting before it finished');
+      process.exit(1);
+    }, 20_000);
     force.unref();
     running.stop().then(() => process.exit(0), (err) => { logger.error({ err }, 'shutdown failed'); process.exit(1); });
   };

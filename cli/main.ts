@@ -44,7 +44,10 @@ function call(command: string, args: Record<string, string | undefined>, body?: 
       },
     );
     req.on('error', (err: NodeJS.ErrnoException) =>
-      fail('server_unreachable', `cannot reach the Tally server at ${socketPath()} (${err.code ?? err.message}); is it running?`),
+      // A connection cut mid-command is a server going away (a shutdown), not one that is not running.
+      err.code === 'ECONNRESET' || err.code === 'EPIPE'
+        ? fail('server_unreachable', `the Tally server closed the connection before answering (${err.code}): it may be shutting down; an import cut while its file was being read stored nothing and can be run again`)
+        : fail('server_unreachable', `cannot reach the Tally server at ${socketPath()} (${err.code ?? err.message}); is it running?`),
     );
     if (body) {
       body.on('error', (err) => fail('invalid_request', `cannot read the file: ${err.message}`));

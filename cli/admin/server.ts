@@ -26,7 +26,11 @@ export async function startAdminServer(ctx: AppContext, socketPath: string): Pro
   }
   // Flags travel in the query string: a long one (a --sites list of hundreds of uuids, an over-long
   // --name) must reach the command's own check, not Node's 16 KB header limit (431, no flag named).
-  const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => void handle(ctx, req, res));
+  const active = new Map<http.IncomingMessage, Promise<void>>();
+  const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => {
+    const done = handle(ctx, req, res).finally(() => active.delete(req));
+    active.set(req, done);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // The socket file is its own access control: created 0600 (listen binds synchronously, so the
@@ -39,7 +43,23 @@ export async function startAdminServer(ctx: AppContext, socketPath: string): Pro
     }
   });
   chmodSync(socketPath, 0o600); // an inherited umask cannot widen it either
-  return () => new Promise<void>((r) => server.close(() => r()));
+  return () => closeAdmin(server, active);
+}
+
+/**
+ * Stop accepting commands. One still receiving its body (an import reading its file) is cut at once:
+ * its lines are only staged so far, so it stores nothing and can simply be run again. One whose body
+ * is in (an import writing its events) is waited for, so it is never cut half-written, and so is
+ * every command's own clean-up: storage closes after them. Before, the
+ * close waited for every import to finish, and a shutdown during a long one hit the 20 s limit
+ * without the ingest flush having run.
+ */
+async function closeAdmin(server: http.Server, active: Map<http.IncomingMessage, Promise<void>>): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  for (const req of active.keys()) if (!req.complete) req.socket.destroy();
+  server.closeIdleConnections();
+  // Every command's own work (a cut import's clean-up included) ends before storage is closed under it.
+  await Promise.allSettled([closed, ...active.values()]);
 }
 
 /** Whether a server accepts connections on the unix socket at `socketPath`. */

@@ -263,9 +263,24 @@ test('a second server pointed at a running server\'s admin socket refuses to sta
   expect(existsSync(path.join(dataDir, 'admin.sock'))).toBe(true);
 }, 60_000);
 
-test('SIGTERM shuts the server down cleanly', async () => {
+test('SIGTERM shuts the server down cleanly, cutting an import still reading its file instead of waiting for it', async () => {
+  const site = await ok(['site', 'create', '--org', acmeOrg, '--domain', 'import-cut.test']);
+  // An import whose file is still arriving (stdin held open): its lines are only staged so far.
+  const importer = spawn(process.execPath, [path.join(root, 'bin/tally.js'), 'events', 'import', '--site', site.id, '--file', '-'], {
+    env: { ...process.env, TALLY_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let cliError = '';
+  importer.stderr!.on('data', (d: Buffer) => (cliError += d));
+  importer.stdin!.write(`${JSON.stringify({ ts: new Date().toISOString(), name: 'pageview', url: 'https://import-cut.test/' })}\n`);
+  await new Promise((r) => setTimeout(r, 1000));
+  const t0 = Date.now();
   server.kill('SIGTERM');
   expect(await exitCode).toBe(0);
+  expect(Date.now() - t0).toBeLessThan(10_000);
+  const cliCode = await new Promise<number | null>((resolve) => (importer.exitCode !== null ? resolve(importer.exitCode) : importer.on('exit', resolve)));
+  expect(cliCode).not.toBe(0);
+  expect(JSON.parse(cliError).error.message).toMatch(/closed the connection before answering .*shutting down/);
+  expect(logLines).toContainEqual(expect.objectContaining({ msg: 'ingest flushed' }));
   expect(logLines).toContainEqual(expect.objectContaining({ msg: 'shutting down: flushing ingest first', signal: 'SIGTERM' }));
   expect(existsSync(path.join(dataDir, 'admin.sock'))).toBe(false);
 }, 30_000);
