@@ -273,7 +273,7 @@ describe('re-sync', () => {
     const url = `/sites/${t.siteId}/integrations/stripe/resync`;
     const fields = await svc.api('POST', url, { token: t.token, body: { from: '2026-01-01' } });
     expect(fields.status).toBe(400);
-    expect(fields.body.error).toEqual({ code: 'invalid_request', message: 'body: this endpoint takes no body' });
+    expect(fields.body.error).toMatchObject({ code: 'invalid_request', message: 'body: this endpoint takes no body' });
     const text = await svc.api('POST', url, { token: t.token, raw: 'please', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
     expect((await svc.api('GET', '/integrations', { token: t.token })).body.data[0].backfill.state).not.toBe('queued');

@@ -77,6 +77,12 @@ test("the site's own domain cannot be excluded (its events would all be dropped)
   expect(both.body.data).toMatchObject({ domain: 'staging.example.com', excluded_hostnames: [] });
 });
 
+test('a rule checked by hand lists its issue in details.issues, as schema refusals do', async () => {
+  const res = await patch({ allowed_hostnames: Array.from({ length: 25 }, (_, i) => `h${i}.example.com`) });
+  expect(res.status).toBe(400);
+  expect(res.body.error.details).toEqual({ issues: [{ path: 'allowed_hostnames', message: 'at most 25 entries are allowed, the site domain included' }] });
+});
+
 test('a domain change folds the new domain in and moves nothing else', async () => {
   const other = await svc.tenant({ domain: 'move.example.com', scopes: ['settings:write'] });
   const url = `/sites/${other.siteId}/settings`;
@@ -178,7 +184,9 @@ test('a body that is not a JSON object is refused with a 4xx, never a 500', asyn
   expect((await raw(JSON.stringify({ name: 'x'.repeat(200_000) }))).status).toBe(413);
   // Latin-1 bytes are refused, not stored as U+FFFD.
   const latin1 = await svc.api('PATCH', siteUrl, { token: t.token, raw: Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]) });
-  expect([latin1.status, latin1.body.error]).toEqual([400, { code: 'invalid_request', message: 'body: is not valid UTF-8' }]);
+  expect([latin1.status, latin1.body.error]).toEqual([400, {
+    code: 'invalid_request', message: 'body: is not valid UTF-8', details: { issues: [{ path: 'body', message: 'is not valid UTF-8' }] },
+  }]);
   expect((await svc.api('GET', siteUrl, { token: t.token })).body.data.name).not.toContain('\uFFFD');
 });
 

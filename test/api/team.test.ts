@@ -61,7 +61,7 @@ test('a site id of another account, or one that does not exist, is a 400 naming 
   for (const id of [other.siteId, ghost]) {
     const res = await access(member, { site_ids: [t.siteIds[0], id] });
     expect(res.status).toBe(400);
-    expect(res.body.error).toEqual({ code: 'invalid_request', message: expect.stringContaining(id), details: { site_id: id } });
+    expect(res.body.error).toEqual({ code: 'invalid_request', message: expect.stringContaining(id), details: { site_id: id, issues: [{ path: 'site_ids', message: expect.stringContaining(id) }] } });
   }
   // Nothing changed.
   const team = await svc.api('GET', '/team', { token: t.token });
