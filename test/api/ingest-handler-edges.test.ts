@@ -146,20 +146,14 @@ describe('the first-party token (first_party_cookie sites)', () => {
     expect((await fromBrowser({ n: 'pageview', u: 'https://no-site.example/', visitor: token })).body.visitor).toBeUndefined();
   });
 
-  test('several domains: the token is answered when the cookie site drops the event and another site stores it', async () => {
-    await svc.tenant({ domain: 'r-salted.example' });
-    await cookieSite('r-cookie.example', { allowed_hostnames: ['r-salted.example'], excluded_paths: ['/admin/**'] });
-    const token = 'tokenFromCookie01';
-    const res = await fromBrowser({ n: 'pageview', u: 'https://r-salted.example/admin/x', d: 'r-salted.example,r-cookie.example', visitor: token });
-    expect(res.status).toBe(202);
-    expect(res.body.visitor).toBe(token);
-  });
-
-  test('several domains: the token is answered when every site drops the event, the cookie site listed second', async () => {
-    await svc.tenant({ domain: 'r2-other.example' });
-    await cookieSite('r2-cookie.example', { allowed_hostnames: ['r2-salted.example'], excluded_paths: ['/admin/**'] });
-    const token = 'tokenFromCookie02';
-    const res = await fromBrowser({ n: 'pageview', u: 'https://r2-salted.example/admin/x', d: 'r2-other.example,r2-cookie.example', visitor: token });
+  // Another site stores the event while the cookie site drops it; or every site drops it, the cookie site listed second.
+  test.each([
+    ['the cookie site drops the event and another site stores it', 'r', 'r-salted.example', 'tokenFromCookie01'],
+    ['every site drops the event, the cookie site listed second', 'r2', 'r2-other.example', 'tokenFromCookie02'],
+  ])('several domains: the token is answered when %s', async (_case, prefix, listedFirst, token) => {
+    await svc.tenant({ domain: listedFirst });
+    await cookieSite(`${prefix}-cookie.example`, { allowed_hostnames: [`${prefix}-salted.example`], excluded_paths: ['/admin/**'] });
+    const res = await fromBrowser({ n: 'pageview', u: `https://${prefix}-salted.example/admin/x`, d: `${listedFirst},${prefix}-cookie.example`, visitor: token });
     expect(res.status).toBe(202);
     expect(res.body.visitor).toBe(token);
   });

@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../api/context';
 import { setClock } from '../../core/clock';
 import { AppError } from '../../core/errors';
-import { connectRedis, type RedisHandle } from '../../infra/redis';
+import type { RedisHandle } from '../../infra/redis';
 import { FeedGate } from '../../public/gate';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
 import { boardFixture } from './share-fixture';
+import { testRedis } from '../support/redis';
 
 /**
  * Public feeds need no key, and a board's viewer picks its window to the second: every new window
@@ -50,8 +50,7 @@ test('new windows spend the address budget, 429 with Retry-After past it; memois
 describe('service-wide slots', () => {
   let redis: RedisHandle;
   beforeAll(async () => {
-    redis = connectRedis('redis://127.0.0.1:6379', `tally-test-gate-${randomBytes(4).toString('hex')}`);
-    await new Promise<void>((resolve) => redis.onUp(resolve));
+    redis = await testRedis('gate');
   });
   afterAll(() => redis.close());
 

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { KeyRateLimiter } from '../../api/rate-limit';
 import { AppError } from '../../core/errors';
-import { connectRedis, type RedisHandle } from '../../infra/redis';
+import type { RedisHandle } from '../../infra/redis';
 import { startTestService, type TestService } from '../support/harness';
+import { testRedis } from '../support/redis';
 
 /** Per-key request budget in Redis: 429 rate_limited with Retry-After once it is spent. */
 let svc: TestService;
@@ -34,8 +34,7 @@ test('a refused token never spends a budget: 401 comes before the limit', async 
 describe('with several API processes', () => {
   let redis: RedisHandle;
   beforeAll(async () => {
-    redis = connectRedis('redis://127.0.0.1:6379', `tally-test-rl-${randomBytes(4).toString('hex')}`);
-    await new Promise<void>((resolve) => redis.onUp(resolve));
+    redis = await testRedis('rl');
   });
   afterAll(() => redis.close());
 

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import type { Principal } from '../../core/domain';
 import { connectRedis, type RedisHandle } from '../../infra/redis';
 import { RedisGeneration } from '../../infra/redis-generation';
 import { AuthCache, type ResolvedKey } from '../../model/auth-cache';
 import { freePort } from '../support/processes';
+import { testRedis } from '../support/redis';
 
 /**
  * Server mode runs several processes over one ClickHouse; the auth cache of each learns of another's
@@ -16,8 +16,7 @@ const principal = (keyId: string): Principal => ({
 
 let redis: RedisHandle;
 beforeAll(async () => {
-  redis = connectRedis('redis://127.0.0.1:6379', `tally-test-gen-${randomBytes(4).toString('hex')}`);
-  await new Promise<void>((resolve) => redis.onUp(resolve));
+  redis = await testRedis('gen');
 });
 afterAll(() => redis.close());
 

@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import type { SessionAttributes } from '../../ingest/event';
 import { SESSION_KEYS } from '../../ingest/event';
 import { hash64 } from '../../ingest/hash';
@@ -8,6 +7,7 @@ import { DAILY, SaltStore } from '../../ingest/live/salts';
 import { encodeState, LiveSessions, SESSION_GAP_MS, type SessionState } from '../../ingest/live/sessions';
 import { connectRedis, type RedisHandle } from '../../infra/redis';
 import { freePort, startRedis, stopRedis } from '../support/processes';
+import { testRedis } from '../support/redis';
 
 /**
  * Live ingest's Redis state with a real Redis: the synchronous identity path (salts already known)
@@ -17,8 +17,7 @@ import { freePort, startRedis, stopRedis } from '../support/processes';
 let redis: RedisHandle;
 
 beforeAll(async () => {
-  redis = connectRedis('redis://127.0.0.1:6379', `tally-test-live-${randomBytes(4).toString('hex')}`);
-  await redis.attempted;
+  redis = await testRedis('live');
 });
 
 afterAll(async () => {
