@@ -1,5 +1,4 @@
 import { rollupFeeder, type RollupFeeder, type WriteHint } from '../../clickhouse/feeder';
-import { LINK_EVENTS, PLAUSIBLE_NAMES } from '../props';
 import type { Store } from '../../clickhouse/store';
 import { nowMs } from '../../core/clock';
 import { AppError } from '../../core/errors';
@@ -177,19 +176,9 @@ export class Collector {
   };
 
   private enrich(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): EnrichedEvent {
-    const name = PLAUSIBLE_NAMES.get(p.name) ?? p.name;
-    let props = p.props;
-    let link: string | undefined;
-    if (LINK_EVENTS.has(name) && props.url) {
-      // Plausible's convention: the link target travels as props.url. A copy: with several sites the
-      // same payload is enriched once per site.
-      link = props.url.slice(0, 4096);
-      props = { ...props };
-      delete props.url;
-    }
     return enrichEvent(
-      { ts: tsMs, name, url: p.url, hashMode: p.hashMode, referrer: p.referrer, userAgent: client.userAgent,
-        ip: client.ip, link, valueCents: p.valueCents, props },
+      { ts: tsMs, name: p.name, url: p.url, hashMode: p.hashMode, referrer: p.referrer, userAgent: client.userAgent,
+        ip: client.ip, link: p.link, valueCents: p.valueCents, props: p.props },
       live.site, this.geo,
     );
   }

@@ -12,7 +12,10 @@ import { clip, malformedMessage, malformedTextAt } from '../../core/text';
  * the field.
  */
 export interface EventPayload {
+  /** As stored: Plausible's `Outbound Link: Click` / `File Download` are `exit_link` / `file_download`. */
   name: string;
+  /** The target of an `exit_link` / `file_download` (Plausible's `props.url`, taken out of props). */
+  link?: string;
   url: URL;
   domains: string[];
   referrer?: string;
@@ -106,9 +109,15 @@ export function parsePayload(body: unknown): EventPayload | string {
   const props = propsOf(o);
   if (typeof props === 'string') return props;
   const stored = PLAUSIBLE_NAMES.get(name) ?? name;
-  if (LINK_EVENTS.has(stored) && !props.url) return linkRequired(stored, 'props.url');
+  let link: string | undefined;
+  if (LINK_EVENTS.has(stored)) {
+    // Plausible's convention: the link target travels as props.url (already clipped as every prop value).
+    if (!props.url) return linkRequired(stored, 'props.url');
+    link = props.url;
+    delete props.url;
+  }
   const valueCents = parseValueCents(o.value_cents);
   if (typeof valueCents === 'string') return valueCents;
   const h = pick(o, 'hash_mode', 'h');
-  return { name, url, domains, referrer, props, valueCents, visitor, hashMode: h === 1 || h === true };
+  return { name: stored, link, url, domains, referrer, props, valueCents, visitor, hashMode: h === 1 || h === true };
 }
