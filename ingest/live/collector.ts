@@ -9,8 +9,8 @@ import { geoLookup, type GeoLookup } from '../enrich/geo';
 import { enrichEvent, EVENT_COLUMNS, type EnrichedEvent } from '../event';
 import { hash64 } from '../hash';
 import { DurableBatcher } from './batcher';
-import { identify, isValidToken, type Identity } from './identity';
-import { randomBase64url, randomHex } from './random';
+import { firstPartyToken, identify, type Identity } from './identity';
+import { randomHex } from './random';
 import type { EventPayload } from './payload';
 import { SaltStore } from './salts';
 import { LiveSessions } from './sessions';
@@ -28,9 +28,7 @@ const keepsCookie = (live: LiveSite) => live.site.session_strategy === 'first_pa
  * visitor. With several domains every cookie site uses this one token (the tracker keeps one cookie).
  */
 function answerToken(known: readonly LiveSite[], payload: EventPayload, client: ClientInfo): string | undefined {
-  if (!known.some(keepsCookie)) return undefined;
-  if (isValidToken(payload.visitor)) return payload.visitor;
-  return client.fromBrowser ? randomBase64url(12) : undefined;
+  return known.some(keepsCookie) ? firstPartyToken(payload.visitor, client.fromBrowser) : undefined;
 }
 
 const withToken = (answer: Promise<CollectResult>, token: string | undefined): Promise<CollectResult> =>

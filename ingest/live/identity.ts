@@ -72,14 +72,22 @@ function saltedCandidates(salts: SaltStore, i: IdentityInput, strict: boolean): 
   })();
 }
 
+/**
+ * The first-party token of a cookie site's visitor: the one the browser sent when it is valid, a new
+ * one for a browser that sent none, none for a server-side sender (which falls back to the salted
+ * hash). One rule for the id stored and the token answered (collector's answerToken), so the two
+ * cannot drift apart.
+ */
+export function firstPartyToken(sent: string | undefined, fromBrowser: boolean): string | undefined {
+  if (isValidToken(sent)) return sent;
+  return fromBrowser ? randomBase64url(12) : undefined;
+}
+
 /** Who the visitor is; synchronous (no promise) whenever the salts are already known. */
 export function identify(salts: SaltStore, i: IdentityInput): Identity | Promise<Identity> {
   if (i.strategy === 'first_party_cookie') {
-    if (isValidToken(i.token)) return { candidates: [firstParty(i.siteId, i.token)], token: i.token };
-    if (i.fromBrowser) {
-      const token = randomBase64url(12);
-      return { candidates: [firstParty(i.siteId, token)], token };
-    }
+    const token = firstPartyToken(i.token, i.fromBrowser);
+    if (token) return { candidates: [firstParty(i.siteId, token)], token };
     // A server-side sender without a token: fall back to the daily salted hash.
   }
   const candidates = saltedCandidates(salts, i, i.strategy === 'cookieless_strict');
