@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import type { Principal } from '../../core/domain';
 import { connectRedis, type RedisHandle } from '../../infra/redis';
 import { RedisGeneration } from '../../infra/redis-generation';
 import { AuthCache, type ResolvedKey } from '../../model/auth-cache';
-import { freePort } from '../support/processes';
+import { freePort, startRedis, stopRedis } from '../support/processes';
 import { testRedis } from '../support/redis';
 
 /**
@@ -69,11 +68,7 @@ test('a load that raced with an invalidation is not kept', async () => {
 
 test('with the generation unknown (Redis down) every lookup loads, and old entries are dropped afterwards', async () => {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => d.toString().includes('Ready') && resolve());
-    child.once('exit', (code) => reject(new Error(`redis-server exited early (${code})`)));
-  });
+  const child = await startRedis(port);
   const own = connectRedis(`redis://127.0.0.1:${port}`, 'gen');
   await new Promise<void>((resolve) => own.onUp(resolve));
   const cache = new AuthCache(new RedisGeneration(own));
@@ -83,7 +78,7 @@ test('with the generation unknown (Redis down) every lookup loads, and old entri
   await cache.key('h', src.load);
   expect(src.loads()).toBe(1);
 
-  await new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGKILL'); });
+  await stopRedis(child);
   for (let i = 0; i < 50 && own.isUp(); i++) await new Promise((r) => setTimeout(r, 50));
   expect(own.isUp()).toBe(false);
   db.v = 'v2';

@@ -7,6 +7,7 @@ import type { JobDefinition } from '../../workers/types';
 import { startTestService, type TestService } from '../support/harness';
 import { request } from '../support/http';
 import { freePort, startRedis, stopRedis } from '../support/processes';
+import { waitFor } from '../support/wait';
 
 /**
  * Redis is optional at run time. A test-only route and job exercise the mechanism every queue-backed
@@ -32,14 +33,6 @@ API_ROUTES.push((r: RouteRegistrar) =>
   }),
 );
 
-const until = async (what: string, ok: () => Promise<boolean> | boolean, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await ok()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-};
 
 describe('with Redis unreachable (REDIS_URL=redis://127.0.0.1:1)', () => {
   let svc: TestService;
@@ -93,23 +86,23 @@ describe('when Redis goes away and comes back', () => {
   const enqueue = (n: number) => svc.api('POST', '/test-only/enqueue', { token, body: { n } });
 
   test('jobs are queued and run by the workers inside the same process', async () => {
-    await until('redis up', async () => (await readyz()) === 'up');
+    await waitFor('redis up', async () => (await readyz()) === 'up');
     const res = await enqueue(1);
     expect(res.status).toBe(202);
-    await until('the job ran', () => received.some((p) => (p as { n: number }).n === 1));
+    await waitFor('the job ran', () => received.some((p) => (p as { n: number }).n === 1));
   });
 
   test('Redis down: readiness says so, queue-backed endpoints 503, reads still served', async () => {
     await stopRedis(redis);
-    await until('redis down', async () => (await readyz()) === 'down');
+    await waitFor('redis down', async () => (await readyz()) === 'down');
     expect((await enqueue(2)).status).toBe(503);
     expect((await svc.api('GET', '/sites', { token })).status).toBe(200);
   });
 
   test('Redis back: the queue works again without a restart', async () => {
     redis = await startRedis(port);
-    await until('redis up again', async () => (await readyz()) === 'up');
-    await until('enqueue accepted', async () => (await enqueue(3)).status === 202);
-    await until('the job ran', () => received.some((p) => (p as { n: number }).n === 3));
+    await waitFor('redis up again', async () => (await readyz()) === 'up');
+    await waitFor('enqueue accepted', async () => (await enqueue(3)).status === 202);
+    await waitFor('the job ran', () => received.some((p) => (p as { n: number }).n === 3));
   });
 });

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { adminCall, freePort, waitHealthy } from '../support/processes';
+import { adminCall, freePort, killChild, startRedis, waitHealthy } from '../support/processes';
+import { waitFor } from '../support/wait';
 
 /**
  * Redis starting after Tally (a host's boot order, or Redis restarted while Tally restarts): the
@@ -25,15 +26,6 @@ const readyz = () => new Promise<{ redis?: string }>((resolve) => {
   }).on('error', () => resolve({}));
 });
 
-async function until(what: string, ok: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await ok()) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 beforeAll(async () => {
   const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.mjs')], { cwd: root, encoding: 'utf8' });
   if (built.status !== 0) throw new Error(built.stderr);
@@ -48,18 +40,14 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of [server, redis]) {
-    if (child && child.exitCode === null) {
-      await new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGKILL'); });
-    }
-  }
+  for (const child of [server, redis]) if (child) await killChild(child);
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 test('started without Redis, the server takes Redis up when it comes and keeps serving', async () => {
   expect(await readyz()).toMatchObject({ status: 'ready', redis: 'down' });
-  redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  await until('redis up on /readyz', async () => (await readyz()).redis === 'up');
+  redis = await startRedis(redisPort);
+  await waitFor('redis up on /readyz', async () => (await readyz()).redis === 'up', 20_000);
   // The crash came a moment after Redis was reachable: give the queue connections time to settle.
   await new Promise((r) => setTimeout(r, 4000));
   expect(server!.exitCode).toBeNull();

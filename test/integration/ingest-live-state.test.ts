@@ -8,6 +8,7 @@ import { encodeState, LiveSessions, SESSION_GAP_MS, type SessionState } from '..
 import { connectRedis, type RedisHandle } from '../../infra/redis';
 import { freePort, startRedis, stopRedis } from '../support/processes';
 import { testRedis } from '../support/redis';
+import { waitFor } from '../support/wait';
 
 /**
  * Live ingest's Redis state with a real Redis: the synchronous identity path (salts already known)
@@ -114,12 +115,12 @@ describe('LiveSessions across a Redis outage', () => {
     const sessions = new LiveSessions(handle);
     await sessions.save(new Map([['site-9:v', state(1, 1000)]]));
     await stopRedis(server);
-    await until(() => !handle.isUp());
+    await waitFor('redis down', () => !handle.isUp());
     // Down: the session saved while Redis was up is still known.
     expect((await sessions.load(['site-9:v'])).get('site-9:v')).toEqual(state(1, 1000));
     await sessions.save(new Map([['site-9:v', state(1, 2000)]]));
     server = await startRedis(Number(new URL(handle.url).port));
-    await until(() => handle.isUp());
+    await waitFor('redis up again', () => handle.isUp());
     // Back: Redis never saw the state the outage wrote; the process's copy carries it on.
     expect((await sessions.load(['site-9:v'])).get('site-9:v')).toEqual(state(1, 2000));
   });
@@ -133,11 +134,3 @@ describe('LiveSessions across a Redis outage', () => {
     expect((await sessions.load(['site-9:w'])).get('site-9:w')).toEqual(state(2, 5000));
   });
 });
-
-async function until(ok: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

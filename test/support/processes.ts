@@ -49,18 +49,21 @@ export function adminCall<T = Record<string, unknown>>(dataDir: string, command:
   });
 }
 
-/** A throwaway redis-server on `port` (no persistence), resolved once it accepts connections. */
+/** A throwaway redis-server on `port` (no persistence), resolved once it accepts connections; rejected if it exits first (a taken port). */
 export function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });
   return new Promise((resolve, reject) => {
     child.on('error', reject);
+    child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited early (${code})`)));
     child.stdout!.on('data', (d: Buffer) => d.toString().includes('Ready to accept connections') && resolve(child));
   });
 }
 
-/** Kills it (an outage, not a shutdown) and resolves once it is gone. */
-export const stopRedis = (child: ChildProcess) => new Promise<void>((resolve) => {
-  if (child.exitCode !== null) return resolve();
+/** SIGKILLs a child process (an outage, not a shutdown) and resolves once it is gone. */
+export const killChild = (child: ChildProcess) => new Promise<void>((resolve) => {
+  if (child.exitCode !== null || child.signalCode !== null) return resolve();
   child.once('exit', () => resolve());
   child.kill('SIGKILL');
 });
+
+export const stopRedis = killChild;
