@@ -4,7 +4,7 @@ import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
 import { isCountryCode } from '../../core/countries';
-import { isHostname } from '../../core/hostname';
+import { isHostname, withinDomain } from '../../core/hostname';
 import type { RouteRegistrar } from '../route';
 import { siteZone } from '../../query/context';
 import { text } from '../../core/fields';
@@ -90,7 +90,7 @@ export function applySettings(site: Site, patch: z.infer<typeof SettingsPatch>):
   }
   // Excluding the site's own domain would silently drop all its traffic (exclusion wins over allowing).
   // An entry excludes its subdomains too (docs/COLLECTION.md), so a parent of the domain is refused alike.
-  const covering = next.excluded_hostnames.find((h) => next.domain === h || next.domain.endsWith(`.${h}`));
+  const covering = next.excluded_hostnames.find((h) => withinDomain(next.domain, h));
   if ((patch.excluded_hostnames !== undefined || patch.domain !== undefined) && covering !== undefined) {
     return patch.excluded_hostnames === undefined
       ? `domain: "${next.domain}" is excluded by "${covering}" in excluded_hostnames; remove it there first`

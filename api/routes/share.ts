@@ -5,7 +5,7 @@ import { viewCounter } from '../../model/share-views';
 import type { AppContext } from '../context';
 import type { RouteRegistrar } from '../route';
 import { Timestamp } from '../openapi';
-import { text } from '../../core/fields';
+import { text, typeError } from '../../core/fields';
 
 const ShareOut = z.object({
   url: z.string(), slug: z.string(), label: z.string(), active: z.boolean(),
@@ -15,15 +15,14 @@ const ShareOut = z.object({
 });
 
 const flag = z.boolean({ error: 'must be true or false' }).optional();
-/** A number of days, 1 to 3650. The type's message is for a wrong type only: the range has its own. */
-const days = (typeMessage: string) => z.number({
-  error: (issue) => (issue.code === 'invalid_type' ? typeMessage : undefined),
-}).int('must be a whole number of days').min(1, 'must be between 1 and 3650 days').max(3650, 'must be between 1 and 3650 days');
+/** A number of days, 1 to 3650. */
+const days = (kind: string) => z.number(typeError(kind))
+  .int('must be a whole number of days').min(1, 'must be between 1 and 3650 days').max(3650, 'must be between 1 and 3650 days');
 const ShareBody = z.strictObject({
   ...(Object.fromEntries(SECTIONS.map((s) => [s, flag])) as Record<(typeof SECTIONS)[number], typeof flag>),
   label: text(200).optional(),
-  max_range_days: days('must be a whole number of days').optional(),
-  expires_in_days: days('must be a whole number of days or null').nullable().optional(),
+  max_range_days: days('a whole number of days').optional(),
+  expires_in_days: days('a whole number of days or null').nullable().optional(),
 });
 
 /** A deactivated board is still shown (`active: false`), and deactivating it again answers it as it is. */

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { Principal, Role } from '../../core/domain';
-import { AppError, conflict, forbidden, invalidRequest, notFound } from '../../core/errors';
+import { AppError, conflict, forbidden, invalidRequest } from '../../core/errors';
 import type { AppContext } from '../context';
-import { isUuid } from '../../core/ids';
 import { PageMeta } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
-import type { RouteRegistrar } from '../route';
+import { byPathId, type RouteRegistrar } from '../route';
 
 const Access = z.object({ user_id: z.string().uuid(), sites: z.array(z.string().uuid()).nullable() });
 const Member = Access.extend({ email: z.string(), role: z.enum(['owner', 'admin', 'member']) });
@@ -59,9 +58,7 @@ export default function teamRoutes(r: RouteRegistrar): void {
     tag: 'team', scope: 'team:write', body: SiteAccessBody, response: Access,
     refusals: { 409: 'last_owner: an owner reaches every site and cannot be scoped' },
     async handler({ app, principal, params, body }) {
-      // Like every other path id: one that cannot exist is not found.
-      const member = isUuid(params.userId) ? await app.repos.membership(principal.orgId, params.userId.toLowerCase()) : undefined;
-      if (!member) throw notFound('team member');
+      const member = await byPathId(params.userId, 'team member', (id) => app.repos.membership(principal.orgId, id.toLowerCase()));
       if (member.role === 'owner') throw conflict('last_owner', 'An owner always reaches every site and cannot be scoped.');
       await requireOutranks(app, principal, member.role);
       const ids = [...new Set(body.site_ids.map((s) => s.toLowerCase()))];

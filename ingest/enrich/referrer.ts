@@ -1,7 +1,8 @@
 import { channelOf } from './channel';
 import { lookupHost, lookupSourceName, type SourceCategory } from './sources';
 import { BoundedMemo } from './memo';
-import { stripWww, withinDomain, type PageFields } from './url';
+import { withinDomain } from '../../core/hostname';
+import { stripWww, type PageFields } from './url';
 
 /**
  * Where a visit came from. `referrer` is the referring hostname without `www.` ('' for direct), the

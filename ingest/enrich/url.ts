@@ -73,5 +73,3 @@ export function cachedPageFields(url: URL, hashMode = false): PageFields {
 
 export const stripWww = (host: string) => (host.startsWith('www.') ? host.slice(4) : host);
 
-/** `host` is `domain` or one of its subdomains (label boundary, so notexample.com is not example.com). */
-export const withinDomain = (host: string, domain: string) => host === domain || host.endsWith('.' + domain);

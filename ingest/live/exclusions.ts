@@ -1,6 +1,6 @@
 import type { Site } from '../../core/domain';
 import { compileGlob } from '../../core/glob';
-import { withinDomain } from '../enrich/url';
+import { withinDomain } from '../../core/hostname';
 
 /**
  * A site's ingest settings compiled once per settings version: allowed hostnames (the site's domain
