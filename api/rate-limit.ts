@@ -17,6 +17,27 @@ export function perMinuteLimiter(redis: RedisHandle, name: string, perMinute: nu
   });
 }
 
+/** The 429 of a spent budget: `Retry-After` in whole seconds, the message worded by `say`. */
+function rateLimited(msLeft: number, say: (retrySeconds: number) => string, headers: Record<string, string> = {}): AppError {
+  const retry = Math.max(1, Math.ceil(msLeft / 1000));
+  return new AppError(429, 'rate_limited', say(retry), undefined, { 'Retry-After': String(retry), ...headers });
+}
+
+/**
+ * Spends one point of `key`'s budget; past it, throws the 429 (rateLimited). A storage failure with
+ * no insurance result lets the request through (undefined).
+ */
+export async function spendOrRefuse(
+  limiter: RateLimiterRedis, key: string, say: (retrySeconds: number) => string, headers?: Record<string, string>,
+): Promise<RateLimiterRes | undefined> {
+  try {
+    return await limiter.consume(key);
+  } catch (rej) {
+    if (rej instanceof Error) return undefined;
+    throw rateLimited((rej as RateLimiterRes).msBeforeNext, say, headers);
+  }
+}
+
 /** Per-key request budget (perMinuteLimiter). */
 export class KeyRateLimiter {
   private readonly limiter: RateLimiterRedis;
@@ -26,17 +47,8 @@ export class KeyRateLimiter {
   }
 
   async consume(keyId: string): Promise<Record<string, string>> {
-    try {
-      const r = await this.limiter.consume(keyId);
-      return { 'X-RateLimit-Remaining': String(r.remainingPoints) };
-    } catch (rej) {
-      if (rej instanceof Error) return {}; // storage failure with no insurance result: let the request through
-      const retry = Math.max(1, Math.ceil((rej as RateLimiterRes).msBeforeNext / 1000));
-      throw new AppError(429, 'rate_limited', `Rate limit exceeded; retry in ${retry} s.`, undefined, {
-        'Retry-After': String(retry),
-        'X-RateLimit-Remaining': '0',
-      });
-    }
+    const r = await spendOrRefuse(this.limiter, keyId, (s) => `Rate limit exceeded; retry in ${s} s.`, { 'X-RateLimit-Remaining': '0' });
+    return r ? { 'X-RateLimit-Remaining': String(r.remainingPoints) } : {};
   }
 }
 
@@ -54,6 +66,8 @@ const MAX_BLOCKED = 100_000;
 export class AuthFailureLimiter {
   private readonly limiter: RateLimiterRedis;
   private readonly blocked = new Map<string, number>();
+  /** When the last refusal ends: from then on nothing is blocked and the map is emptied at once. */
+  private lastUntil = 0;
 
   constructor(redis: RedisHandle, perMinute: number) {
     this.limiter = perMinuteLimiter(redis, 'authfail', perMinute);
@@ -62,12 +76,22 @@ export class AuthFailureLimiter {
   /** Throws 429 when the address is refused for now. */
   check(ip: string | undefined): void {
     if (this.blocked.size === 0) return; // the usual case: no address parsed per request
+    if (Date.now() >= this.lastUntil) {
+      // Every refusal has ended: back to the usual case (an ended entry used to stay until its address came back).
+      this.blocked.clear();
+      return;
+    }
     const client = clientKey(ip);
     const until = this.blocked.get(client);
     if (until === undefined) return;
     const left = until - Date.now();
     if (left > 0) throw tooManyFailures(left);
     this.blocked.delete(client);
+  }
+
+  /** Addresses remembered as refused (for tests: the usual request must find none). */
+  get remembered(): number {
+    return this.blocked.size;
   }
 
   /** Counts one failure; answers the 429 to send instead of 401 once the budget is spent. */
@@ -80,7 +104,9 @@ export class AuthFailureLimiter {
       if (rej instanceof Error) return undefined; // storage failure with no insurance result
       const left = (rej as RateLimiterRes).msBeforeNext;
       if (this.blocked.size >= MAX_BLOCKED) this.sweep();
-      this.blocked.set(client, Date.now() + left);
+      const until = Date.now() + left;
+      this.blocked.set(client, until);
+      this.lastUntil = Math.max(this.lastUntil, until);
       return tooManyFailures(left);
     }
   }
@@ -91,12 +117,7 @@ export class AuthFailureLimiter {
   }
 }
 
-function tooManyFailures(msLeft: number): AppError {
-  const retry = Math.max(1, Math.ceil(msLeft / 1000));
-  return new AppError(429, 'rate_limited', `Too many failed authentications from this address; retry in ${retry} s.`, undefined, {
-    'Retry-After': String(retry),
-  });
-}
+const tooManyFailures = (msLeft: number) => rateLimited(msLeft, (s) => `Too many failed authentications from this address; retry in ${s} s.`);
 
 /** The address a budget belongs to: IPv4 (also IPv4-mapped IPv6) as is, IPv6 by its /64. */
 export function clientKey(ip: string | undefined): string {

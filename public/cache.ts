@@ -9,6 +9,12 @@ export class FeedCache {
 
   constructor(private readonly ttlMs: number, private readonly maxEntries = 200) {}
 
+  /** Whether `key` would be answered from the memo right now. */
+  has(key: string): boolean {
+    const hit = this.entries.get(key);
+    return !!hit && hit.expires > Date.now();
+  }
+
   get<T>(key: string, compute: () => Promise<T>): Promise<T> {
     const now = Date.now();
     const hit = this.entries.get(key);

@@ -1,7 +1,8 @@
-import type { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { AppError } from '../core/errors';
 import type { AppContext } from '../api/context';
-import { clientKey, perMinuteLimiter } from '../api/rate-limit';
+import { clientKey, perMinuteLimiter, spendOrRefuse } from '../api/rate-limit';
+import type { FeedCache } from './cache';
 
 /**
  * What a public feed may cost the engine. The feeds need no key and a board's viewer picks its
@@ -34,26 +35,28 @@ export class FeedGate {
     return gate;
   }
 
-  /** Runs `compute` for the client at `ip` once its budget and a slot allow. */
-  async run<T>(ip: string | undefined, compute: () => Promise<T>): Promise<T> {
-    await this.spend(ip);
+  /**
+   * A feed's answer for `key`: from the memo when it holds one (free), else computed once the client
+   * at `ip` is admitted and a slot is free. The budget is spent before the memo is asked to compute,
+   * so a refused address's 429 is never the shared answer other viewers of the same window wait on.
+   */
+  async serve<T>(cache: FeedCache, key: string, ip: string | undefined, compute: () => Promise<T>): Promise<T> {
+    if (!cache.has(key)) await this.admit(ip);
+    return cache.get(key, () => this.run(compute));
+  }
+
+  /** Spends the client's budget for one computation. */
+  private async admit(ip: string | undefined): Promise<void> {
+    await spendOrRefuse(this.budget, clientKey(ip), (s) => `Too many new views of public figures from this address; retry in ${s} s.`);
+  }
+
+  /** Runs `compute` once a slot is free. */
+  async run<T>(compute: () => Promise<T>): Promise<T> {
     await this.slot();
     try {
       return await compute();
     } finally {
       this.release();
-    }
-  }
-
-  private async spend(ip: string | undefined): Promise<void> {
-    try {
-      await this.budget.consume(clientKey(ip));
-    } catch (rej) {
-      if (rej instanceof Error) return; // storage failure with no insurance result: let it through
-      const retry = Math.max(1, Math.ceil((rej as RateLimiterRes).msBeforeNext / 1000));
-      throw new AppError(429, 'rate_limited', `Too many new views of public figures from this address; retry in ${retry} s.`, undefined, {
-        'Retry-After': String(retry),
-      });
     }
   }
 

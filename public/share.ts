@@ -70,6 +70,6 @@ export default function sharePublic(router: Router, app: AppContext): void {
     if (!board) throw notFound('board');
     const window = await spelledZone(app.store, boardWindow(board, req.query));
     const key = [JSON.stringify(board.row), window.fromMs, window.toMs, window.tz].join('|');
-    return cache.get(key, () => gate.run(req.ip, () => boardData(app, board, panelsOf(board.row), window, runReport)));
+    return gate.serve(cache, key, req.ip, () => boardData(app, board, panelsOf(board.row), window, runReport));
   }));
 }

@@ -26,22 +26,23 @@ async function liveWidget(app: AppContext, slug: string): Promise<LiveWidget | u
   return owner && { ...owner, row };
 }
 
-async function feed(app: AppContext, cache: FeedCache, slug: string, ip: string | undefined) {
+async function feed(app: AppContext, cache: FeedCache, gate: FeedGate, slug: string, ip: string | undefined) {
   const widget = await liveWidget(app, slug);
   if (!widget) throw notFound('widget');
   // Keyed by the clock's minute too: the card's windows move with time.
   const key = [JSON.stringify(widget.row), Math.floor(nowMs() / 60_000)].join('|');
-  return cache.get(key, () => FeedGate.of(app).run(ip, () => widgetData(app, widget, runReport)));
+  return gate.serve(cache, key, ip, () => widgetData(app, widget, runReport));
 }
 
 export default function widgetPublic(router: Router, app: AppContext): void {
   const views = viewCounter(app.store);
   const cache = new FeedCache(10_000);
+  const gate = FeedGate.of(app);
 
   // Express 5 passes a rejected handler promise to the error handler itself.
   router.get('/widget/:file', async (req, res) => {
     const file = String(req.params.file);
-    if (file.endsWith('.json')) return sendFeed(res, () => feed(app, cache, file.slice(0, -5), req.ip));
+    if (file.endsWith('.json')) return sendFeed(res, () => feed(app, cache, gate, file.slice(0, -5), req.ip));
     const widget = await liveWidget(app, file);
     if (!widget) return sendNotFoundPage(res, 'widget');
     // A HEAD (link checkers, unfurlers, uptime probes) loads nothing: not a view.

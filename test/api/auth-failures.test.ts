@@ -1,5 +1,6 @@
-import { clientKey } from '../../api/rate-limit';
+import { AuthFailureLimiter, clientKey } from '../../api/rate-limit';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
+import { testRedis } from '../support/redis';
 
 /**
  * Failed authentications are budgeted per client address (docs/AUTH.md): a flood of made-up tokens
@@ -65,4 +66,25 @@ test.each([
   ['::1', '0:0:0:0::/64'],
 ])('clientKey(%s) = %s', (ip, key) => {
   expect(clientKey(ip)).toBe(key);
+});
+
+test('once every refusal has ended the limiter forgets them all, so the usual request parses no address again', async () => {
+  const redis = await testRedis('authfail');
+  try {
+    const limiter = new AuthFailureLimiter(redis, 1);
+    await limiter.failed('198.51.100.1');
+    expect(await limiter.failed('198.51.100.1')).toMatchObject({ status: 429 });
+    expect(limiter.remembered).toBe(1);
+    expect(() => limiter.check('198.51.100.1')).toThrow(/failed authentications/);
+    const now = Date.now();
+    const later = jest.spyOn(Date, 'now').mockReturnValue(now + 61_000);
+    try {
+      limiter.check('192.0.2.99'); // another address, after the refusal's minute
+      expect(limiter.remembered).toBe(0);
+    } finally {
+      later.mockRestore();
+    }
+  } finally {
+    await redis.close();
+  }
 });
