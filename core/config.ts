@@ -23,7 +23,6 @@ export interface Config {
     user?: string;
     password?: string;
     database: string;
-    cluster?: string;
   };
   redisUrl: string;
   /** Key prefix for everything Tally keeps in Redis, so deployments can share one Redis. */
@@ -191,7 +190,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       user: env.CLICKHOUSE_USER || undefined,
       password: env.CLICKHOUSE_PASSWORD || undefined,
       database: env.CLICKHOUSE_DATABASE || 'tally',
-      cluster: env.CLICKHOUSE_CLUSTER || undefined,
     },
     redisUrl: redisUrl(env.REDIS_URL),
     redisPrefix: redisPrefix(env.TALLY_REDIS_PREFIX),

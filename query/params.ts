@@ -92,11 +92,6 @@ export function parseTz(p: Params, zones: ZoneCheck): string {
 const MAX_FILTER_VALUE = 2000;
 
 /**
- * Every `filter_<name>` parameter, ANDed; unknown names and empty values are refused. Only the
- * filterable reports read them: the others accept and ignore the whole set (the spec's words for
- * engagement), so a dashboard may send one filter set to every report.
- */
-/**
  * One filter condition from a query value (`param` names it in refusals): normalised, and refused
  * outside a closed set (a typo would answer zeros).
  */
@@ -109,6 +104,11 @@ function filterCond(param: string, name: FilterKey, raw: string): FilterNode {
   return { kind: 'cond', filter: name, op: FILTERS[name].op, value };
 }
 
+/**
+ * Every `filter_<name>` parameter, ANDed; unknown names and empty values are refused. Only the
+ * filterable reports read them: the others accept and ignore the whole set (the spec's words for
+ * engagement), so a dashboard may send one filter set to every report.
+ */
 export function parseFilters(p: Params): FilterNode | null {
   const items: FilterNode[] = [];
   for (const [key, raw] of Object.entries(p)) {

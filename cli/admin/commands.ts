@@ -27,6 +27,12 @@ export const wholeNumber = (min: number, max: number) => digitsBetween(min, max,
 
 const csv = z.string().optional().transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
 
+/** A comma list flag that, when given, must name something (a script's unset variable must not widen the key). */
+const givenList = (message: string) => z.string().optional().refine((s) => s === undefined || s.split(',').some((x) => x.trim()), message).pipe(csv);
+
+/** --name of an organisation, a site or a key: one rule and one wording for all three. */
+const nameFlag = z.string({ error: '--name is required' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+
 async function requireOrg(ctx: AppContext, id: string) {
   const org = await ctx.repos.getOrg(id);
   if (!org) throw notFound('organisation');
@@ -53,7 +59,7 @@ const keyOut = async (ctx: AppContext, orgId: string) => {
 export const COMMANDS: Record<string, AdminCommand> = {
   'org create': define({
     args: z.object({
-      name: z.string({ error: '--name is required' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+      name: nameFlag,
       'retention-days': wholeNumber(1, 36500).optional().transform((d) => d ?? 1095),
     }),
     async run(ctx, a) {
@@ -91,7 +97,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
     args: z.object({
       org: uuid('org'),
       domain: hostnameSchema,
-      name: z.string().trim().min(1).max(200).optional(),
+      name: nameFlag.optional(),
       timezone: z.string().refine(isValidTimeZone, '--timezone must be an IANA timezone').optional(),
       currency: currencySchema.optional(),
     }),
@@ -107,16 +113,14 @@ export const COMMANDS: Record<string, AdminCommand> = {
       org: uuid('org'),
       user: uuid('user'),
       // Given but empty (a script's unset variable) is refused, like --sites: the key made would not be the one asked for.
-      scopes: z.string().optional()
-        .refine((s) => s === undefined || s.split(',').some((x) => x.trim()), '--scopes names no scope; leave it out for an analytics:read key')
-        .pipe(csv).pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], { error: `--scopes takes ${ALL_SCOPES.join(',')}` }))),
+      scopes: givenList('--scopes names no scope; leave it out for an analytics:read key')
+        .pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], { error: `--scopes takes ${ALL_SCOPES.join(',')}` }))),
       // Given but empty is refused: it would make the widest key, every site.
-      sites: z.string().optional()
-        .refine((s) => s === undefined || s.split(',').some((x) => x.trim()), '--sites names no site; leave it out for a key that reads every site')
-        .pipe(csv).pipe(z.array(z.string().uuid('--sites takes site uuids').transform((s) => s.toLowerCase()))),
+      sites: givenList('--sites names no site; leave it out for a key that reads every site')
+        .pipe(z.array(z.string().uuid('--sites takes site uuids').transform((s) => s.toLowerCase()))),
       'expires-at': z.string().datetime({ offset: true, error: '--expires-at must be ISO 8601 with an offset' })
         .refine((at) => Date.parse(at) > nowMs(), '--expires-at is in the past: the key would never work').optional(),
-      name: z.string().max(200).optional(),
+      name: nameFlag.optional(),
     }),
     async run(ctx, a) {
       await requireOrg(ctx, a.org);

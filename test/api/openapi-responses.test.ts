@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { isoToCh } from '../../clickhouse/meta';
-import type { Scope } from '../../core/domain';
+import { ALL_SCOPES } from '../../core/domain';
 import { visitorIdFor } from '../../ingest/hash';
 import { consoleDate, shiftDate } from '../../integrations/search-console';
 import { DIMENSION_KEYS } from '../../query/registry/dimensions';
@@ -28,11 +28,6 @@ let svc: TestService;
 let google: GoogleDouble;
 let doc: any;
 let t: Tenant;
-
-const ALL_SCOPES: Scope[] = [
-  'analytics:read', 'sites:write', 'settings:write', 'goals:write', 'funnels:write', 'notes:write', 'alerts:write',
-  'team:write', 'revenue:write',
-];
 
 /** Ids the cases name in their paths and bodies: fixtures, plus what create cases keep. */
 const ids: Record<string, string> = {};
@@ -96,7 +91,7 @@ beforeAll(async () => {
   doc = res.body;
 
   // Site 1 holds the traffic; site 2 stays empty (no events, no board, no widget, no connection).
-  t = await svc.tenant({ scopes: ALL_SCOPES, sites: 2 });
+  t = await svc.tenant({ scopes: [...ALL_SCOPES], sites: 2 });
   tokens.owner = t.token;
   tokens.reader = (await t.key({ scopes: ['analytics:read'] })).token;
   const revoked = await t.key();

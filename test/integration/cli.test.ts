@@ -209,6 +209,9 @@ test.each([
   [['org', 'create', '--name', ' '], 'invalid_request', /^--name: must not be empty$/],
   [['org', 'create', '--name', 'x'.repeat(20000)], 'invalid_request', /^--name: must be at most 200 characters$/],
   [['site', 'create', '--org', 'ORG', '--domain', 'money.test', '--currency', 'XYZ'], 'invalid_request', /^--currency: must be an ISO 4217 currency code such as USD or EUR$/],
+  // One --name rule for organisations, sites and keys.
+  [['site', 'create', '--org', 'ORG', '--domain', 'named.test', '--name', ' '], 'invalid_request', /^--name: must not be empty$/],
+  [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--name', 'k'.repeat(201)], 'invalid_request', /^--name: must be at most 200 characters$/],
   [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--scopes', ''], 'invalid_request', /^--scopes names no scope/],
   [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--expires-at', '2020-01-01T00:00:00Z'], 'invalid_request', /^--expires-at is in the past/],
   [['seed', '--site', 'not-a-uuid', '--events', '10', '--days', '7'], 'invalid_request', /^--site must be a site uuid$/],
