@@ -57,7 +57,8 @@ export function parseName(v: unknown): string | FieldError {
  */
 export function parseValueCents(value: unknown, field = 'value_cents'): number | undefined | string {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) return `${field} must be an integer (cents)`;
+  if (typeof value !== 'number' || !Number.isInteger(value)) return `${field} must be an integer (cents)`;
+  if (!Number.isSafeInteger(value)) return `${field} must be at most ${Number.MAX_SAFE_INTEGER} cents`;
   if (value < 0) return `${field} must not be negative`;
   return value;
 }

@@ -121,10 +121,9 @@ export class Collector {
   private async collectAll(payload: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
     const sites = await Promise.all(payload.domains.map((d) => this.sites.lookup(d)));
     const known = sites.filter((s): s is LiveSite => s !== null);
-    if (known.length === 0) {
-      this.stats.dropped.unknown_domain++;
-      return this.decoy(payload.domains[0], client, tsMs);
-    }
+    // Each listed domain records its own copy of the event: every unknown one drops a copy.
+    this.stats.dropped.unknown_domain += sites.length - known.length;
+    if (known.length === 0) return this.decoy(payload.domains[0], client, tsMs);
     const token = answerToken(known, payload, client);
     const p = token === payload.visitor ? payload : { ...payload, visitor: token };
     const results = await Promise.all(known.map((live) => this.collectFor(live, p, client, tsMs)));

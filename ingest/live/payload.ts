@@ -1,6 +1,6 @@
 import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCents, PLAUSIBLE_NAMES, type FieldError } from '../props';
 import { BoundedMemo } from '../enrich/memo';
-import { parseHttpUrl } from '../enrich/url';
+import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
 import { clip, malformedMessage, malformedTextAt } from '../../core/text';
 
 /**
@@ -102,7 +102,7 @@ export function parsePayload(body: unknown): EventPayload | string {
   if (typeof url === 'string') return url;
   const domains = domainsOf(o, url);
   if (typeof domains === 'string') return domains;
-  const referrer = optionalString(o, 'referrer', 'r', 4096);
+  const referrer = optionalString(o, 'referrer', 'r', MAX_URL_LENGTH);
   if (isError(referrer)) return referrer.error;
   const visitor = optionalString(o, 'visitor', 'visitor', 100);
   if (isError(visitor)) return visitor.error;

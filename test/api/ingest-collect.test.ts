@@ -106,6 +106,17 @@ describe('accepted events', () => {
     expect(stats.dropped.unknown_domain).toBe(before + 1);
   });
 
+  test('in a domain list every unknown domain is counted, also when a known one stores the event', async () => {
+    const t = await svc.tenant({ domain: 'listed-known.example' });
+    const count = () => collectorOf(svc.running.ctx)!.stats.dropped.unknown_domain;
+    const before = count();
+    expect((await post({ n: 'pageview', u: 'https://listed-known.example/', d: 'listed-known.example,nope-1.example' })).status).toBe(202);
+    expect(count()).toBe(before + 1);
+    expect(await rows(t.siteId)).toHaveLength(1);
+    await post({ n: 'pageview', u: 'https://nope-2.example/', d: 'nope-2.example,nope-3.example' });
+    expect(count()).toBe(before + 3);
+  });
+
   test('an unknown domain\'s answers behave like a real site\'s: the same ids for the same visitor, others for another', async () => {
     const send = (domain: string, ua = CHROME) => post({ n: 'pageview', u: `https://${domain}/` }, { 'user-agent': ua, 'x-forwarded-for': '203.0.113.9' });
     const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
@@ -170,6 +181,7 @@ describe('refusals', () => {
     ['a fractional value_cents', { ...ok, value_cents: 1.5 }, 400, 'invalid_request', 'value_cents'],
     ['a string value_cents', { ...ok, value_cents: '100' }, 400, 'invalid_request', 'value_cents'],
     ['a negative value_cents', { ...ok, value_cents: -700 }, 400, 'invalid_request', 'value_cents must not be negative'],
+    ['a value_cents beyond exact integers', { ...ok, value_cents: 1e20 }, 400, 'invalid_request', 'value_cents must be at most 9007199254740991 cents'],
     ['an unpaired surrogate in a prop', '{"n":"pageview","u":"https://refuse.example/","p":{"a":"\\ud800"}}', 400, 'invalid_request', 'p.a must be valid Unicode text'],
     ['an unpaired surrogate in a JSON-encoded prop', JSON.stringify({ ...ok, p: '{"a":"\\udc00"}' }), 400, 'invalid_request', 'props.a must be valid Unicode text'],
     ['an unpaired surrogate in the name', '{"n":"x\\ud800","u":"https://refuse.example/"}', 400, 'invalid_request', 'n must be valid Unicode text'],
