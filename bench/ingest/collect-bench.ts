@@ -44,11 +44,12 @@ function startFlags(): string {
 /** The slowest answer in each second of the run: shows whether a tail is steady or a few stalls. */
 const worstBySecond: number[] = [];
 /**
- * Latencies after the first WARMUP_MS: the first seconds open every connection at once and warm the
- * JIT and caches, a burst real visitors (arriving over time) do not make. Reported beside autocannon's
- * whole-run figures.
+ * Latencies after the first WARMUP_MS (BENCH_WARMUP_S, default 3): the first seconds open every
+ * connection at once and warm the JIT and caches, a burst real visitors (arriving over time) do not
+ * make, and at a rate near capacity the queue it leaves takes seconds to drain. Reported beside
+ * autocannon's whole-run figures.
  */
-const WARMUP_MS = 3000;
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_S ?? 3) * 1000;
 const steady: number[] = [];
 
 function percentiles(values: number[]) {
