@@ -14,3 +14,36 @@ export const typeError = (kind: string, what?: string) => ({
 /** A trimmed, non-empty text of at most `max` characters. */
 export const text = (max: number, what?: string) =>
   z.string(typeError('a string', what)).trim().min(1, 'must not be empty').max(max, `allows at most ${max} characters`);
+
+/**
+ * Characters that hide or reorder what a reader sees: C0 and C1 controls, and the bidirectional
+ * embeddings, overrides and isolates. In a one-line name shown on dashboards and public boards they
+ * only disguise it (a right-to-left override makes "gpj.exe" read "exe.jpg"); right-to-left text itself
+ * needs none of them.
+ */
+const HIDDEN_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** Multi-line text keeps tab, line feed and carriage return; other controls are never typed. */
+const HIDDEN_IN_PROSE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+const visible = (pattern: RegExp, what: string) => (s: string) => {
+  const at = s.search(pattern);
+  return at < 0 ? true : `must not contain ${what} (U+${s.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0')} at character ${at + 1})`;
+};
+const noHidden = visible(HIDDEN_IN_NAMES, 'control characters or bidirectional formatting');
+const noControls = visible(HIDDEN_IN_PROSE, 'control characters other than tab and line breaks');
+
+/** A one-line name: the schema's text without controls or bidirectional formatting characters. */
+export const oneLine = <T extends z.ZodType<string>>(schema: T) => refineBy(schema, noHidden);
+
+/** A one-line name or label: `text` without controls or bidirectional formatting characters. */
+export const label = (max: number, what?: string) => oneLine(text(max, what));
+
+/** Multi-line free text of at most `max` characters: no controls but tab and line breaks. */
+export const prose = <T extends z.ZodType<string>>(schema: T) => refineBy(schema, noControls);
+
+function refineBy<T extends z.ZodType<string>>(schema: T, check: (s: string) => true | string): T {
+  return schema.superRefine((s, ctx) => {
+    const verdict = check(s);
+    if (verdict !== true) ctx.addIssue({ code: 'custom', message: verdict });
+  }) as unknown as T;
+}

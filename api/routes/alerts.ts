@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { text, typeError } from '../../core/fields';
+import { label, prose, text, typeError } from '../../core/fields';
 import type { Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
 import { AlertsRepo, alertOut, firingOut, type AlertRow } from '../../model/alerts';
@@ -18,7 +18,7 @@ const AlertOut = z.object({
 const FiringOut = z.object({ id: z.string().uuid(), alert_id: z.string().uuid(), fired_at: Timestamp, value: z.number(), threshold: z.number() });
 
 const fields = {
-  name: text(200),
+  name: label(200),
   enabled: z.boolean({ error: 'must be true or false' }),
   trigger_type: z.enum(TRIGGER_TYPES, { error: `must be one of ${TRIGGER_TYPES.join(', ')}` }),
   goal_name: text(200).nullable(),
@@ -26,8 +26,8 @@ const fields = {
   threshold: z.number(typeError('a number')).positive('must be greater than 0').max(1e12, 'must be at most 1000000000000'),
   window_minutes: z.number(typeError('a whole number of minutes')).int('must be a whole number of minutes')
     .min(1, 'must be from 1 to 10080 minutes').max(10_080, 'must be from 1 to 10080 minutes'),
-  subject: text(200),
-  body: z.string(typeError('a string or null')).max(5000, 'allows at most 5000 characters').nullable(),
+  subject: label(200),
+  body: prose(z.string(typeError('a string or null')).max(5000, 'allows at most 5000 characters')).nullable(),
 };
 
 const CreateAlert = z.strictObject({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { text } from '../../core/fields';
+import { label } from '../../core/fields';
 import type { Site } from '../../core/domain';
 import { FUNNEL_WINDOWS, FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
 import { rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape, type ResolvedWindow } from '../../model/notes-window';
@@ -22,7 +22,7 @@ const ReportOut = z.object({
   })),
 });
 
-const name = text(200);
+const name = label(200);
 
 /** A union of number literals documents as `number`; the spec's values are whole seconds. */
 const windowSeconds = windowSecondsSchema.openapi({ type: 'integer', enum: [...FUNNEL_WINDOWS] });

@@ -6,7 +6,7 @@ import { requireSite } from '../auth';
 import { PageMeta, Timestamp } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
-import { text } from '../../core/fields';
+import { label, text } from '../../core/fields';
 
 /**
  * Goals (PRODUCT.md §5): `event` goals name a custom event, `page` goals a path glob evaluated at
@@ -20,7 +20,7 @@ const GoalOut = z.object({
 
 const CreateGoal = z.strictObject({
   site_id: z.string().uuid('must be a site uuid'),
-  name: text(120),
+  name: label(120),
   kind: z.enum(['event', 'page']),
   event_name: text(200)
     .refine((n) => !BUILTIN_EVENTS.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { prose } from '../../core/fields';
 import { NotesRepo, noteOut, type Note } from '../../model/notes';
 import { hasWindow, rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape } from '../../model/notes-window';
 import type { AppContext } from '../context';
@@ -16,7 +17,7 @@ const EditedNote = NoteOut.omit({ created_at: true });
 
 const MIN_MS = Date.UTC(1900, 0, 1);
 const MAX_MS = Date.UTC(2299, 11, 31);
-const noteBody = z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty').max(10_000, 'allows at most 10000 characters');
+const noteBody = prose(z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty').max(10_000, 'allows at most 10000 characters'));
 
 // Strict: `site_id` or any other unexpected field is refused; the site comes from the path.
 const CreateNote = z.strictObject({

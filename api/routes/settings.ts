@@ -7,7 +7,7 @@ import { isCountryCode } from '../../core/countries';
 import { isHostname, withinDomain } from '../../core/hostname';
 import type { RouteRegistrar } from '../route';
 import { siteZone } from '../../query/context';
-import { text } from '../../core/fields';
+import { label } from '../../core/fields';
 
 /** A bare hostname, stored lower-case. */
 export const hostnameSchema = z
@@ -51,7 +51,7 @@ function decodedPath(p: string): string {
 const MAX_ALLOWED_HOSTNAMES = 25;
 
 export const SettingsPatch = z.strictObject({
-  name: text(200).optional(),
+  name: label(200).optional(),
   domain: hostnameSchema.optional(),
   timezone: z.string().refine(isValidTimeZone, 'unknown IANA timezone').optional(),
   currency: currencySchema.optional(),

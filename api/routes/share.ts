@@ -5,7 +5,7 @@ import { viewCounter } from '../../model/share-views';
 import type { AppContext } from '../context';
 import type { RouteRegistrar } from '../route';
 import { Timestamp } from '../openapi';
-import { text, typeError } from '../../core/fields';
+import { label, typeError } from '../../core/fields';
 
 const ShareOut = z.object({
   url: z.string(), slug: z.string(), label: z.string(), active: z.boolean(),
@@ -20,7 +20,7 @@ const days = (kind: string) => z.number(typeError(kind))
   .int('must be a whole number of days').min(1, 'must be between 1 and 3650 days').max(3650, 'must be between 1 and 3650 days');
 const ShareBody = z.strictObject({
   ...(Object.fromEntries(SECTIONS.map((s) => [s, flag])) as Record<(typeof SECTIONS)[number], typeof flag>),
-  label: text(200).optional(),
+  label: label(200).optional(),
   max_range_days: days('a whole number of days').optional(),
   expires_in_days: days('a whole number of days or null').nullable().optional(),
 });

@@ -7,7 +7,7 @@ import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
 import { DOMAIN_TAKEN, currencySchema, hostnameSchema, settingsResponse, settingsRoutes } from './settings';
 import { siteZone } from '../../query/context';
-import { text } from '../../core/fields';
+import { label } from '../../core/fields';
 
 const SiteOut = z.object({
   id: z.string().uuid(), domain: z.string(), name: z.string(), timezone: z.string(), currency: z.string(),
@@ -20,7 +20,7 @@ export const siteOut = (s: Site) => ({
 
 const CreateSite = z.strictObject({
   domain: hostnameSchema,
-  name: text(200).optional(),
+  name: label(200).optional(),
   timezone: z.string().refine(isValidTimeZone, 'unknown IANA timezone').optional(),
   currency: currencySchema.optional(),
 });

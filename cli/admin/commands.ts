@@ -6,6 +6,7 @@ import { ALL_SCOPES, ROLES, type Scope } from '../../core/domain';
 import { AppError, invalidRequest, notFound } from '../../core/errors';
 import { nowMs } from '../../core/clock';
 import { isValidTimeZone } from '../../core/time';
+import { oneLine } from '../../core/fields';
 import { digitsBetween } from '../../api/paging';
 import { currencySchema, hostnameSchema } from '../../api/routes/settings';
 import { siteZone } from '../../query/context';
@@ -31,7 +32,7 @@ const csv = z.string().optional().transform((s) => (s ? s.split(',').map((x) => 
 const givenList = (message: string) => z.string().optional().refine((s) => s === undefined || s.split(',').some((x) => x.trim()), message).pipe(csv);
 
 /** --name of an organisation, a site or a key: one rule and one wording for all three. */
-const nameFlag = z.string({ error: '--name is required' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+const nameFlag = oneLine(z.string({ error: '--name is required' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'));
 
 async function requireOrg(ctx: AppContext, id: string) {
   const org = await ctx.repos.getOrg(id);

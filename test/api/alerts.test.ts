@@ -70,6 +70,10 @@ test.each([
   [{ ...signups, name: 'n'.repeat(201) }, 'name: allows at most 200 characters'],
   [{ ...signups, name: 5 }, 'name: must be a string'],
   [{ ...signups, subject: 'a'.repeat(201) }, 'subject: allows at most 200 characters'],
+  // A name on a dashboard must read as it is: no right-to-left override, no line break or escape.
+  [{ ...signups, name: 'Sign\u202eups' }, 'name: must not contain control characters or bidirectional formatting (U+202E at character 5)'],
+  [{ ...signups, subject: 'Signups\nfell' }, 'subject: must not contain control characters or bidirectional formatting (U+000A at character 8)'],
+  [{ ...signups, body: 'ring\u0007' }, 'body: must not contain control characters other than tab and line breaks (U+0007 at character 5)'],
 ])('%j is refused as %s', async (body, message) => {
   expect((await svc.api('POST', path(), { token: t.token, body })).body.error.message).toBe(message);
 });
@@ -78,12 +82,12 @@ test('PATCH edits; switching away from goal clears goal_name; scopes are alerts:
   const s = await svc.tenant({ scopes: ['alerts:write'] });
   const created = (await svc.api('POST', path(s), { token: s.token, body: signups })).body.data;
   const res = await svc.api('PATCH', `${path(s)}/${created.id}`, {
-    token: s.token, body: { trigger_type: 'traffic_drop', threshold_mode: 'percent_change', threshold: 40, subject: 'Traffic fell', body: 'Check the tracker' },
+    token: s.token, body: { trigger_type: 'traffic_drop', threshold_mode: 'percent_change', threshold: 40, subject: 'Traffic fell', body: 'Check the tracker\n\tand the\r\nsettings' },
   });
   expect(res.status).toBe(200);
   expect(res.body.data).toMatchObject({
     id: created.id, trigger_type: 'traffic_drop', goal_name: null, threshold_mode: 'percent_change', threshold: 40,
-    subject: 'Traffic fell', body: 'Check the tracker', name: 'Signups', created_by: s.userId,
+    subject: 'Traffic fell', body: 'Check the tracker\n\tand the\r\nsettings', name: 'Signups', created_by: s.userId,
   });
   const back = await svc.api('PATCH', `${path(s)}/${created.id}`, { token: s.token, body: { trigger_type: 'goal' } });
   expect(back.status).toBe(400);

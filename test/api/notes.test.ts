@@ -28,6 +28,13 @@ describe('creating a note', () => {
     expect(Object.keys(res.body.data).sort()).toEqual(['author_id', 'body', 'created_at', 'granularity', 'id', 'occurred_at']);
   });
 
+  test('keeps line breaks, tabs and right-to-left text in a body', async () => {
+    const body = 'Launch:\n\t- pricing page\r\n\t- מחירים \u2067v2\u2069';
+    const res = await post({ body, occurred_at: '2026-03-10T12:00:00Z' });
+    expect(res.status).toBe(201);
+    expect(res.body.data.body).toBe(body);
+  });
+
   test.each([
     [{ body: 'x', occurred_at: '2026-03-10T12:00:00Z', site_id: '00000000-0000-4000-8000-000000000000' }, 'site_id'],
     [{ body: 'x', occurred_at: '2026-03-10T12:00:00Z', color: 'red' }, 'color'],
@@ -36,6 +43,7 @@ describe('creating a note', () => {
     [{ body: 'x', occurred_at: 'yesterday' }, 'occurred_at'],
     [{ body: 'x', occurred_at: '2026-03-10T12:00:00Z', granularity: 'hour' }, 'granularity'],
     [{ body: '   ', occurred_at: '2026-03-10T12:00:00Z' }, 'body'],
+    [{ body: 'Deploy \u001b[31mfailed', occurred_at: '2026-03-10T12:00:00Z' }, 'body: must not contain control characters other than tab and line breaks (U+001B at character 8)'],
   ])('refuses %j with 400 invalid_request naming %s', async (body, field) => {
     const res = await post(body);
     expect(res.status).toBe(400);

@@ -62,6 +62,8 @@ test('POST /sites refuses a taken domain (409), a bad domain, unknown fields and
     [{ domain: 'y.example.com', org_id: t.orgId }, /^body: unexpected field\(s\) "org_id"/],
     [{ domain: 'y.example.com', timezone: 'Nowhere/Land' }, /^timezone: /],
     [{ domain: 'y.example.com', currency: 'EURO' }, /^currency: /],
+    [{ domain: 'y.example.com', name: 'Shop\u2066' }, /^name: must not contain control characters or bidirectional formatting \(U\+2066 at character 5\)$/],
+    [{ domain: 'y.example.com', name: 'a\u0000b' }, /^name: must not contain control characters/],
   ] as const) {
     const res = await svc.api('POST', '/sites', { token: t.token, body });
     expect(res.status).toBe(400);

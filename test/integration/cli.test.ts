@@ -208,6 +208,7 @@ test.each([
   [['org', 'create', '--name', 'X', '--retention-days', '0x10'], 'invalid_request', /^--retention-days: must be a whole number from 1 to 36500$/],
   [['org', 'create', '--name', ' '], 'invalid_request', /^--name: must not be empty$/],
   [['org', 'create', '--name', 'x'.repeat(20000)], 'invalid_request', /^--name: must be at most 200 characters$/],
+  [['org', 'create', '--name', 'Acme\u202e'], 'invalid_request', /^--name: must not contain control characters or bidirectional formatting \(U\+202E at character 5\)$/],
   [['site', 'create', '--org', 'ORG', '--domain', 'money.test', '--currency', 'XYZ'], 'invalid_request', /^--currency: must be an ISO 4217 currency code such as USD or EUR$/],
   // One --name rule for organisations, sites and keys.
   [['site', 'create', '--org', 'ORG', '--domain', 'named.test', '--name', ' '], 'invalid_request', /^--name: must not be empty$/],
