@@ -40,7 +40,11 @@ function sendJson(res: ServerResponse, status: number, body: object, extra?: Rec
   const text = JSON.stringify(body);
   const headers = JSON_HEADERS.slice();
   headers[headers.length - 1] = String(Buffer.byteLength(text));
-  if (extra) for (const name of Object.keys(extra)) headers.push(name, extra[name]);
+  if (extra) {
+    // Retry-After is not a CORS-safelisted header: a cross-origin tracker reads it only if exposed.
+    for (const name of Object.keys(extra)) headers.push(name, extra[name]);
+    headers.push('access-control-expose-headers', Object.keys(extra).join(', '));
+  }
   res.writeHead(status, headers);
   res.end(text);
 }

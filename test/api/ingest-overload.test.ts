@@ -60,6 +60,7 @@ test('a full ingest buffer answers 503 overloaded with Retry-After, and every 20
   expect(refused).toHaveLength(BURST - MAX_PENDING);
   for (const r of refused) {
     expect(r.headers['retry-after']).toBe('2');
+    expect(r.headers['access-control-expose-headers']).toBe('Retry-After'); // or a tracker on another origin cannot read it
     expect(r.body).toEqual({ error: expect.objectContaining({ code: 'overloaded', message: expect.stringContaining('capacity') }) });
   }
   expect(collector.stats.overloaded - overloadedBefore).toBe(refused.length);

@@ -32,7 +32,8 @@ beforeAll(async () => {
   const strategy = { session_strategy: 'first_party_cookie', excluded_paths: ['/admin/**'] };
   expect((await svc.api('PATCH', `/sites/${cookieSite.siteId}/settings`, { token: cookieSite.token, body: strategy })).status).toBe(200);
   pages = await servePages((host, url, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' }).end(trackerPage(svc, host, 'data-allow-automation', body(), url.pathname.includes('twice') ? 2 : 1));
+    const page = trackerPage(svc, host, 'data-allow-automation', body(), url.pathname.includes('twice') ? 2 : 1);
+    res.writeHead(200, { 'content-type': 'text/html' }).end(url.pathname.startsWith('/module') ? page.replace('<script defer', '<script type="module"') : page);
   });
   pagePort = pages.port;
   browser = await launchBrowser(['deliver.test', 'www.deliver.test', 'blog.deliver.test', 'crumb.test', 'external.example']);
@@ -87,6 +88,33 @@ test('a 503 is sent again and stored once; props that are not JSON drop that eve
   expect(pairs(r)).toEqual(['After /retry', 'pageview /retry']);
   expect(refused).toBe(3);
   expect(errors).toEqual([]);
+  await done(context);
+});
+
+test('a 503 is sent again after its Retry-After, read across origins as Tally exposes it', async () => {
+  const context = await browser.newContext({ userAgent: DESKTOP_UA });
+  const sent: number[] = [];
+  await context.route('**/api/event', async (route) => {
+    sent.push(Date.now());
+    if (sent.length > 1) return route.continue();
+    return route.fulfill({
+      status: 503, contentType: 'application/json', body: '{"error":{"code":"overloaded","message":"busy"}}',
+      headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After', 'retry-after': '3' },
+    });
+  });
+  const page = await context.newPage();
+  await page.goto(`http://deliver.test:${pagePort}/later`);
+  expect(pairs(await rows(site.siteId, '/later', 1))).toEqual(['pageview /later']);
+  // Without the header the first retry comes after 2 s.
+  expect(sent[1] - sent[0]).toBeGreaterThanOrEqual(2900);
+  await done(context);
+});
+
+test('a module tag (no currentScript) is found by its file name and tracks', async () => {
+  const { context, page } = await open('deliver.test', '/module');
+  await run(page, `history.pushState({}, '', '/module/next')`);
+  const r = await rows(site.siteId, '/module', 2, 500);
+  expect(pairs(r)).toEqual(['pageview /module', 'pageview /module/next']);
   await done(context);
 });
 

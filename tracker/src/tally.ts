@@ -12,7 +12,10 @@
  * then answers with it; only then is it written to a cookie (for a year), and the cookie is deleted
  * as soon as an answer comes without one. So nothing is stored on other sites, a strategy change
  * needs no edit of the snippet, and events sent before the first answer are one visitor.
- * A 503 (not stored) is sent again twice, 2 and 4 seconds later.
+ * A 503 (not stored) is sent again twice, after its Retry-After seconds (at most 30) or else 2 and 4.
+ * No sendBeacon fallback: keepalive fetch is in every current browser, and resending through a beacon
+ * after a failed fetch would count twice an event whose answer, not request, was lost.
+ * A module tag (type="module") is found by its file name, tally.js.
  * Ignored: localhost/file: pages and automated browsers (navigator.webdriver), unless the tag has
  * data-allow-localhost / data-allow-automation. data-api overrides the endpoint; data-hash counts
  * the #fragment as part of the path (hash-routed apps).
@@ -29,7 +32,8 @@ type Queued = [string, Options?];
 type TallyFn = ((name: string, options?: Options) => void) & { ids?: () => Promise<Ids>; q?: Queued[] };
 
 ((w: Window & { tally?: TallyFn }, d: Document & { prerendering?: boolean }, loc: Location) => {
-  const script = d.currentScript as HTMLScriptElement | null;
+  // A module tag (type="module") has no currentScript: find the tag by its file name instead.
+  const script = (d.currentScript || d.querySelector('script[src*="tally.js"]')) as HTMLScriptElement | null;
   // A second copy of the tag (a tag manager beside a hard-coded one) would count every page twice.
   if (!script || w.tally?.ids) return;
   const attr = (name: string) => script.getAttribute('data-' + name);
@@ -60,7 +64,7 @@ type TallyFn = ((name: string, options?: Options) => void) & { ids?: () => Promi
   const post = (body: string, tries: number): Promise<unknown> =>
     fetch(api, { method: 'POST', keepalive: true, headers: { 'content-type': 'text/plain' }, body })
       .then((r) => r.status === 503 && tries < 3
-        ? new Promise((again) => setTimeout(again, 2000 * tries)).then(() => post(body, tries + 1))
+        ? new Promise((again) => setTimeout(again, Math.min(+r.headers.get('retry-after')! || 2 * tries, 30) * 1000)).then(() => post(body, tries + 1))
         : r.json().then((b) => {
           if (!r.ok) return console.warn('tally:', b.error?.message);
           if (!b.visitor_id) return;
