@@ -44,10 +44,10 @@ export type FieldError = { error: string };
 export const isError = (v: unknown): v is FieldError => typeof v === 'object' && v !== null && 'error' in v;
 
 /** An event name (live `name`/`n`, import `name`): required, a string, at most MAX_NAME characters. */
-export function parseName(v: unknown): string | FieldError {
+export function parseName(v: unknown, field = 'name'): string | FieldError {
   if (v === undefined || v === null || v === '') return { error: 'name is required' };
-  if (typeof v !== 'string') return { error: 'name must be a string' };
-  if (v.length > MAX_NAME) return { error: `name is longer than ${MAX_NAME} characters` };
+  if (typeof v !== 'string') return { error: `${field} must be a string` };
+  if (v.length > MAX_NAME) return { error: `${field} is longer than ${MAX_NAME} characters` };
   return v;
 }
 

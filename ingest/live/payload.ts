@@ -29,33 +29,45 @@ const MAX_DOMAINS = 10;
 type Obj = Record<string, unknown>;
 
 const pick = (o: Obj, long: string, short: string): unknown => (o[long] !== undefined ? o[long] : o[short]);
+/** The field's name as the payload spelled it, for refusals: a tracker sending `u` is told about `u`. */
+const given = (o: Obj, long: string, short: string): string => (o[long] === undefined && o[short] !== undefined ? short : long);
 
 function requiredString(o: Obj, long: string, short: string): string | FieldError {
   const v = pick(o, long, short);
   if (v === undefined || v === null || v === '') return { error: `${long} is required` };
-  if (typeof v !== 'string') return { error: `${long} must be a string` };
+  if (typeof v !== 'string') return { error: `${given(o, long, short)} must be a string` };
   return v;
 }
 
 function optionalString(o: Obj, long: string, short: string, max: number): string | undefined | FieldError {
   const v = pick(o, long, short);
   if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') return { error: `${long} must be a string` };
+  if (typeof v !== 'string') return { error: `${given(o, long, short)} must be a string` };
   return clip(v, max);
 }
 
 function propsOf(o: Obj): Record<string, string> | string {
   let v = pick(o, 'props', 'p');
+  if (v === undefined || v === null) return {};
+  const field = given(o, 'props', 'p');
   if (typeof v === 'string') {
     try {
       v = JSON.parse(v);
     } catch {
-      return 'props must be an object (or a JSON-encoded object)';
+      return `${field} must be an object (or a JSON-encoded object)`;
     }
-    const bad = malformedTextAt(v, 'props');
+    const bad = malformedTextAt(v, field);
     if (bad) return malformedMessage(bad);
   }
-  return parseProps(v);
+  return parseProps(v, field);
+}
+
+/** Plausible's hash mode: 1 (or true) counts the #fragment as part of the path; 0, false or absent not. */
+function hashModeOf(o: Obj): boolean | string {
+  const h = pick(o, 'hash_mode', 'h');
+  if (h === undefined || h === null || h === 0 || h === false) return false;
+  if (h === 1 || h === true) return true;
+  return `${given(o, 'hash_mode', 'h')} must be 1, 0, true or false`;
 }
 
 function domainsOf(o: Obj, url: URL): string[] | string {
@@ -65,11 +77,11 @@ function domainsOf(o: Obj, url: URL): string[] | string {
   // One domain is the usual payload: no split, map, filter and Set for it.
   if (!text.includes(',')) {
     const one = text.trim().toLowerCase();
-    return one ? [one] : 'domain must name a site';
+    return one ? [one] : `${given(o, 'domain', 'd')} must name a site`;
   }
   const list = text.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
-  if (list.length === 0) return 'domain must name a site';
-  if (list.length > MAX_DOMAINS) return `domain lists at most ${MAX_DOMAINS} sites`;
+  if (list.length === 0) return `${given(o, 'domain', 'd')} must name a site`;
+  if (list.length > MAX_DOMAINS) return `${given(o, 'domain', 'd')} lists at most ${MAX_DOMAINS} sites`;
   return [...new Set(list)];
 }
 
@@ -81,11 +93,11 @@ const urls = new BoundedMemo<URL>(5000);
 
 const MEMO_URL_MAX = 2000;
 
-function pageUrl(raw: string): URL | string {
-  if (raw.length > MEMO_URL_MAX) return parseHttpUrl(raw, 'url');
+function pageUrl(raw: string, field: () => string): URL | string {
+  if (raw.length > MEMO_URL_MAX) return parseHttpUrl(raw, field());
   const hit = urls.get(raw);
   if (hit) return hit;
-  const url = parseHttpUrl(raw, 'url');
+  const url = parseHttpUrl(raw, field());
   return typeof url === 'string' ? url : urls.set(raw, url);
 }
 
@@ -94,11 +106,11 @@ export function parsePayload(body: unknown): EventPayload | string {
   const o = body as Obj;
   const bad = malformedTextAt(o, '');
   if (bad) return malformedMessage(bad);
-  const name = parseName(pick(o, 'name', 'n'));
+  const name = parseName(pick(o, 'name', 'n'), given(o, 'name', 'n'));
   if (isError(name)) return name.error;
   const rawUrl = requiredString(o, 'url', 'u');
   if (isError(rawUrl)) return rawUrl.error;
-  const url = pageUrl(rawUrl);
+  const url = pageUrl(rawUrl, () => given(o, 'url', 'u'));
   if (typeof url === 'string') return url;
   const domains = domainsOf(o, url);
   if (typeof domains === 'string') return domains;
@@ -118,6 +130,7 @@ export function parsePayload(body: unknown): EventPayload | string {
   }
   const valueCents = parseValueCents(o.value_cents);
   if (typeof valueCents === 'string') return valueCents;
-  const h = pick(o, 'hash_mode', 'h');
-  return { name: stored, link, url, domains, referrer, props, valueCents, visitor, hashMode: h === 1 || h === true };
+  const hashMode = hashModeOf(o);
+  if (typeof hashMode === 'string') return hashMode;
+  return { name: stored, link, url, domains, referrer, props, valueCents, visitor, hashMode };
 }
