@@ -23,9 +23,9 @@ const ISO_WITH_OFFSET = z.iso.datetime({ offset: true, local: false });
 
 const int = (name: string, min: number, max: number, fallback: number) => (v: string | undefined): number => {
   if (v === undefined) return fallback;
-  if (!/^\d{1,10}$/.test(v)) throw invalidRequest(`${name}: must be an integer from ${min} to ${max}`);
-  const n = Number(v);
-  if (n < min || n > max) throw invalidRequest(`${name}: must be an integer from ${min} to ${max}, got ${n}`);
+  // The words of api/paging's lists: one refusal for `limit=0` whatever the route.
+  const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
+  if (!(n >= min && n <= max)) throw invalidRequest(`${name}: must be an integer from ${min} to ${max}`);
   return n;
 };
 

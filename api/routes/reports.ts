@@ -16,7 +16,8 @@ import type { RouteRegistrar } from '../route';
  * itself so the resources helper (share boards, widgets, alerts) gets the same rules. The zod
  * shapes here document the parameters in the OpenAPI document.
  */
-const opt = (description: string) => z.string().optional().describe(description);
+/** A repeated parameter arrives as an array: refused in runReport's words, not zod's. */
+const opt = (description: string) => z.string({ error: 'give this parameter once, as a single value' }).optional().describe(description);
 /**
  * A parameter runReport reads as a string, documented as the type it must spell: the route's zod
  * shape only documents (runReport parses and refuses with its own messages).

@@ -31,6 +31,10 @@ test.each([
   expect(res.status).toBe(400);
   const name = qs.split('=')[0];
   expect(res.body.error.message).toBe(name === 'limit' ? 'limit: must be an integer from 1 to 1000' : 'offset: must be an integer from 0 to 1000000000');
+  const reader = await t.key({ scopes: ['analytics:read'] });
+  const report = await svc.api('GET', `/sites/${t.siteIds[0]}/breakdowns/path?${qs}`, { token: reader.token });
+  expect(report.status).toBe(400);
+  expect(report.body.error.message).toBe(qs.includes('&') ? 'limit: give this parameter once, as a single value' : res.body.error.message);
 });
 
 test('GET /sites needs no particular scope and lists only the key reach', async () => {
