@@ -51,7 +51,8 @@ const SECTION_DATA = {
       by_channel: (await top(c, 'channel', 20)).sort((a, b) => Number(b.revenue_cents ?? 0) - Number(a.revenue_cents ?? 0)).slice(0, 6),
     };
   },
-  sources: async (c) => ({ channels: await top(c, 'channel', 8), referrers: await top(c, 'referrer', 10), campaigns: await top(c, 'utm_campaign', 8) }),
+  // The revenue panel's 20 channels, cut: one breakdown query serves both panels.
+  sources: async (c) => ({ channels: (await top(c, 'channel', 20)).slice(0, 8), referrers: await top(c, 'referrer', 10), campaigns: await top(c, 'utm_campaign', 8) }),
   ai_panel: async (c) => {
     const [series, crawlers, assistants] = await Promise.all([
       c.report<Row[]>('ai_series'), c.report<Row[]>('ai_crawlers', { limit: '5' }), c.report<Row[]>('ai_referrals', { limit: '8' }),
@@ -124,9 +125,16 @@ function withoutGoals<T extends { summary: unknown; sections: Record<string, unk
 
 export async function boardData(app: AppContext, board: LiveBoard, panels: Panels, window: ResolvedWindow, run: RunReport) {
   const base = { from: isoInZone(window.fromMs, window.tz), to: isoInZone(window.toMs, window.tz), tz: window.tz };
+  // Sections ask for the same report (overview, the channel breakdown): each runs once per board.
+  const asked = new Map<string, ReturnType<RunReport>>();
   const c: BoardContext = {
     app, board, window, money: panels.revenue,
-    answer: (name, params) => run(app.store, board.site, board.retentionDays, name, { ...base, ...params }),
+    answer: (name, params) => {
+      const key = `${name} ${JSON.stringify(params)}`;
+      let answer = asked.get(key);
+      if (!answer) asked.set(key, (answer = run(app.store, board.site, board.retentionDays, name, { ...base, ...params })));
+      return answer;
+    },
     report: async <T>(name: ReportName, params: Record<string, string | undefined> = {}) => (await c.answer(name, params)).data as T,
   };
   const enabled = SECTIONS.filter((s) => panels[s]);

@@ -21,7 +21,7 @@ const DAY = 86_400_000;
 
 export interface LiveBoard extends PublicSite { row: ShareRow }
 
-async function liveBoard(app: AppContext, slug: string): Promise<LiveBoard | undefined> {
+export async function liveBoard(app: AppContext, slug: string): Promise<LiveBoard | undefined> {
   if (!isSlug(slug)) return undefined;
   const row = await new ShareRepo(app.store).bySlug(slug);
   if (!row || !isLive(row)) return undefined;

@@ -2,6 +2,10 @@ import { setClock } from '../../core/clock';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
 import { boardFixture } from './share-fixture';
+import { boardWindow, liveBoard } from '../../public/share';
+import { boardData, type RunReport } from '../../public/share-data';
+import { panelsOf } from '../../model/share';
+import { runReport } from '../../query';
 
 /**
  * What the public board feed and the widget feed carry: only enabled sections, no money unless
@@ -175,4 +179,24 @@ test('imported history states the range its series covers: the plan retention cl
   const clamped = await history(two.siteIds[1]);
   expect(clamped.range).toMatchObject({ from: '2026-02-18T15:00:00+00:00', to: '2026-03-10T15:00:00+00:00', clamped: true });
   expect(clamped.series[0].bucket).toBe('2026-02-18 00:00:00');
+});
+
+test('a board with every panel on asks each report once (the revenue panel reuses the summary and the channels)', async () => {
+  const all = { geo: true, tech: true, goals: true, pages: true, funnel: true, heatmap: true, revenue: true, sources: true, ai_panel: true, keywords: true, channel_quality: true, imported_history: true };
+  const slug = (await svc.api('PUT', `/sites/${t.siteId}/share`, { token: t.token, body: all })).body.data.slug;
+  const board = (await liveBoard(svc.running.ctx, slug))!;
+  const asked: string[] = [];
+  const counting: RunReport = (store, site, days, name, params) => {
+    asked.push(`${name} ${JSON.stringify(params)}`);
+    return runReport(store, site, days, name, params);
+  };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the feed's JSON, read as a client would
+  const d: any = await boardData(svc.running.ctx, board, panelsOf(board.row), boardWindow(board, { period: 'last7d' }), counting);
+  expect(asked.filter((a) => a.startsWith('overview '))).toHaveLength(1);
+  expect(asked.filter((a) => a.includes('"dimension":"channel"'))).toHaveLength(1);
+  expect(new Set(asked).size).toBe(asked.length);
+  // Both panels still get what they showed: the top 8 channels, and up to 6 by revenue.
+  expect(d.sections.sources.channels.length).toBeLessThanOrEqual(8);
+  expect(d.sections.revenue.revenue_cents).toBe(d.summary.revenue_cents);
+  expect(d.sections.revenue.by_channel.map((r: { label: string }) => r.label)).toContain(d.sections.sources.channels[0].label);
 });
