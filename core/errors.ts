@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'conflict'
   | 'invalid_signature'
   | 'provider_unavailable'
+  | 'credentials_refused'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'

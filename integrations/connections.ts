@@ -1,5 +1,5 @@
 import type { Config } from '../core/config';
-import { conflict, notFound, queueUnavailable } from '../core/errors';
+import { AppError, conflict, notFound, queueUnavailable } from '../core/errors';
 import type { SecretBox } from '../infra/secrets';
 import type { Store } from '../clickhouse/store';
 import { nowCh } from '../clickhouse/meta';
@@ -7,7 +7,7 @@ import { IntegrationRepo, queuedBackfill, type IntegrationRow } from '../model/i
 import type { Queues } from '../workers/queues';
 import { BACKFILL_QUEUE, type BackfillPayload } from './backfill';
 import type { Provider } from './provider';
-import { providerNamed, sealCredentials } from './providers';
+import { openCredentials, providerNamed, sealCredentials } from './providers';
 
 /**
  * The use cases behind /sites/{id}/integrations: connect, disconnect, re-sync, the same for every
@@ -28,31 +28,40 @@ async function queueBackfill(deps: IntegrationDeps, row: IntegrationRow): Promis
 
 /**
  * Connect (or re-key) the site's provider with its body (validated by the route against the
- * provider's schema); the credentials are checked live before anything is stored. A new connection
- * queues a full backfill; re-keying the same provider keeps the import's state, and re-queues it if
- * it had failed (a revoked key is the usual cause). A site connected to another provider is 409: connecting would silently
- * drop that connection's credentials, so it is disconnected first, on purpose.
+ * provider's schema); the credentials are checked live before anything is stored. A connection to
+ * an account other than the stored data's is a re-sync: a new connection (imported data outlives a
+ * disconnect, and may be another property's or account's) or a re-key to another account (Search
+ * Console property, Stripe key) clears what the provider stored for the site and queues a full
+ * import, so two accounts' figures are never summed. Re-keying with the same account (adding the
+ * webhook secret) keeps the import's state, and re-queues it if it had failed (a revoked key is the
+ * usual cause). A site connected to another provider is 409: connecting would silently drop that
+ * connection's credentials, so it is disconnected first, on purpose.
  */
 export async function connect<I>(deps: IntegrationDeps, siteId: string, provider: Provider<I>, input: I): Promise<IntegrationRow> {
   const repo = new IntegrationRepo(deps.store);
   // Refused before the provider is called, and again in the site's turn below.
   refuseOtherProvider(await repo.get(siteId), provider.name);
-  await provider.verify(input, deps.config);
+  const credentials = provider.credentials(input);
+  await provider.verify(credentials, deps.config);
+  const account = provider.account(input);
   const webhookSecret = provider.webhookSecret(input);
   const sealed = {
-    credentials: sealCredentials(deps.secrets, provider.credentials(input)),
+    credentials: sealCredentials(deps.secrets, credentials),
     webhook_secret: webhookSecret ? deps.secrets.seal(webhookSecret) : '',
   };
   let requeue = false;
-  const row = await repo.update(siteId, (stored) => {
+  const row = await repo.update(siteId, async (stored) => {
     refuseOtherProvider(stored, provider.name);
     const same = stored?.provider === provider.name ? stored : undefined;
-    requeue = !same || same.backfill_state === 'failed';
+    const otherData = !same || same.account !== account;
+    requeue = otherData || same.backfill_state === 'failed';
+    // In the site's turn, as a re-sync purges: the old generation's job stops at its next unit.
+    if (otherData) await provider.purge(deps.store, siteId);
     const fresh = { site_id: siteId, provider: provider.name, connected_at: nowCh(), webhook_last_at: null };
     return {
       ...(same ?? fresh),
       ...(requeue ? queuedBackfill(siteId, provider.counts) : {}),
-      account: provider.account(input),
+      account,
       credentials: sealed.credentials,
       // Re-keying without a webhook secret keeps the one set before.
       webhook_secret: sealed.webhook_secret || same?.webhook_secret || '',
@@ -82,6 +91,21 @@ export async function disconnect(store: Store, siteId: string, provider: string)
 }
 
 /**
+ * The stored credentials are checked live before a re-sync clears anything: a revoked key or a
+ * withdrawn property access would otherwise empty the figures and fail the import, leaving zeros until
+ * someone re-keyed. Refused (409, nothing cleared) naming what the provider said; an outage is its 503.
+ */
+async function credentialsStillWork(deps: IntegrationDeps, p: Provider, row: IntegrationRow): Promise<void> {
+  try {
+    await p.verify(openCredentials(deps.secrets, row), deps.config);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 400) throw err;
+    throw conflict('credentials_refused',
+      `${p.label} refused the stored credentials (${err.message}); nothing was cleared. Connect again with working ones (PUT /sites/{siteId}/integrations/${p.name}), then re-sync.`);
+  }
+}
+
+/**
  * Re-sync (spec, "Import (backfill)"): what the provider's import stored is cleared, the purge
  * finishes, then a full import from the beginning is queued as a new generation. The connection,
  * webhook and secret stay. Redis is checked first: a purge without a queued import would leave the
@@ -89,6 +113,7 @@ export async function disconnect(store: Store, siteId: string, provider: string)
  */
 export async function resync(deps: IntegrationDeps, siteId: string, provider: string): Promise<IntegrationRow> {
   const p = providerNamed(provider);
+  await credentialsStillWork(deps, p, await connectionOf(deps.store, siteId, provider));
   const row = await new IntegrationRepo(deps.store).update(siteId, async (stored) => {
     if (!stored || stored.provider !== provider) throw notFound(`${provider} connection`);
     if (!deps.queues.available()) throw queueUnavailable();

@@ -16,8 +16,11 @@ export interface Provider<Input = unknown, Credentials = unknown> {
   label: string;
   /** The body of PUT /sites/{id}/integrations/{provider}: unknown fields are refused. */
   connectBody: z.ZodType<Input>;
-  /** The credentials work for what the import does: a refusal is the caller's 400, an outage a 503. */
-  verify(input: Input, config: Config): Promise<void>;
+  /**
+   * The credentials work for what the import does: a refusal is the caller's 400, an outage a 503.
+   * Run on connect (the body's credentials) and before a re-sync clears anything (the stored ones).
+   */
+  verify(credentials: Credentials, config: Config): Promise<void>;
   /** Which account the connection reads, as GET /integrations shows it: never a secret. */
   account(input: Input): string;
   /** What is sealed into `credentials` (never read back through the API). */

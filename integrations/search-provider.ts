@@ -66,8 +66,7 @@ const toCredentials = (input: ConnectInput): SearchCredentials => ({
 });
 
 /** The account must read the property (all an import does): refusals are the caller's 400, an outage a 503. */
-async function verify(input: ConnectInput, config: { googleApiUrl?: URL }): Promise<void> {
-  const c = toCredentials(input);
+async function verify(c: SearchCredentials, config: { googleApiUrl?: URL }): Promise<void> {
   let level: string | null | undefined;
   try {
     level = (await searchClient(c, config.googleApiUrl).sites.get({ siteUrl: c.property })).data.permissionLevel;

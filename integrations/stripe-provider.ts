@@ -80,8 +80,8 @@ async function importAll(run: BackfillRun<StripeCredentials>): Promise<boolean> 
  * The key must list charges and disputes (what the backfill and webhooks read): a wrong key is the
  * caller's 400, an unreachable Stripe a 503.
  */
-async function verify(input: ConnectInput, config: { stripeApiUrl?: URL }): Promise<void> {
-  const stripe = stripeClient(input.secret_key, config.stripeApiUrl);
+async function verify(credentials: StripeCredentials, config: { stripeApiUrl?: URL }): Promise<void> {
+  const stripe = stripeClient(credentials.secret_key, config.stripeApiUrl);
   try {
     await stripe.charges.list({ limit: 1 });
     await stripe.disputes.list({ limit: 1 });

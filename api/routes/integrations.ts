@@ -69,7 +69,11 @@ export default function integrationRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'post', path: '/sites/{siteId}/integrations/{provider}/resync', summary: 'Clear what the provider imported and import it again from the beginning',
     tag: 'integrations', scope: 'revenue:write', response: ResyncOut, status: 202,
-    refusals: { 404: NOT_CONNECTED, 503: 'queue_unavailable: the job queue (Redis) is down, so nothing was cleared; see Retry-After' },
+    refusals: {
+      404: NOT_CONNECTED,
+      409: 'credentials_refused: the provider refuses the stored credentials (revoked key, access withdrawn), so nothing was cleared',
+      503: 'queue_unavailable: the job queue (Redis) is down, or provider_unavailable: the provider could not be reached; nothing was cleared; see Retry-After',
+    },
     async handler({ app, site, params }) {
       const row = await resync(app, site.id, params.provider);
       return { data: { provider: row.provider, backfill: { state: row.backfill_state } }, meta: { site_id: site.id }, status: 202 };

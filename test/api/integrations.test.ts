@@ -139,16 +139,12 @@ describe('the backfill', () => {
     expect(JSON.stringify((await list(t)).body)).not.toMatch(/sk_test|whsec_/);
   });
 
-  test('re-keying a completed connection keeps its import and, without webhook_secret, the secret set before', async () => {
-    const rekeyed = 'sk_test_rolledKey0000001';
-    stripe.keys.add(rekeyed);
-    const res = await put(t, { secret_key: rekeyed });
+  test('the same key sent again keeps its import and, without webhook_secret, the secret set before', async () => {
+    const res = await put(t, { secret_key: KEY });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ webhook: { configured: true }, backfill: { state: 'completed', counts: { payments: 250 } } });
     const row = await new IntegrationRepo(svc.running.ctx.store).get(t.siteId);
-    expect(JSON.parse(svc.running.ctx.secrets.open(row!.credentials))).toEqual({ secret_key: rekeyed });
     expect(svc.running.ctx.secrets.open(row!.webhook_secret)).toBe(WHSEC);
-    expect((await put(t, { secret_key: KEY })).status).toBe(200);
   });
 
   test('credentials are stored sealed, not as given', async () => {
@@ -215,14 +211,41 @@ describe('failures and recovery', () => {
     }
   });
 
-  test('a key revoked at Stripe fails the backfill at once with an error saying so; re-keying queues it again', async () => {
-    const t = await svc.tenant({ scopes: ['revenue:write'] });
+  test('another key is another account for all Tally can tell: what the first imported is cleared and the new key\'s account imported', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    expect((await put(t, { secret_key: KEY, webhook_secret: WHSEC })).status).toBe(200);
+    await backfillState(t, 'completed');
+    // A payment only the first account had (the double lists one account's charges).
+    await svc.running.ctx.store.insert('payments', [{ site_id: t.siteId, provider: 'stripe', payment_id: 'ch_first_account', visitor_id: '0', session_id: '0',
+      amount_cents: 77_700, refunded_cents: 0, currency: 'USD', status: 'succeeded', paid_at: '2026-06-10 00:00:00.000', version: 1, is_deleted: 0 }]);
+    const other = 'sk_test_otherAccount0001';
+    stripe.keys.add(other);
+    const res = await put(t, { secret_key: other });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ account: 'test secret key ...0001', webhook: { configured: true }, backfill: { state: 'queued', counts: { payments: 0 } } });
+    await backfillState(t, 'completed');
+    const revenue = (await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token })).body.data.revenue_cents;
+    expect(revenue).toBe(net(stripe.charges));
+    const row = await new IntegrationRepo(svc.running.ctx.store).get(t.siteId);
+    expect(JSON.parse(svc.running.ctx.secrets.open(row!.credentials))).toEqual({ secret_key: other });
+  });
+
+  test('a key revoked at Stripe: a re-sync is 409 and clears nothing; an import running into it fails at once; re-keying queues it again', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
     const key = 'sk_test_revokedLater123';
     stripe.keys.add(key);
     expect((await put(t, { secret_key: key })).status).toBe(200);
     await backfillState(t, 'completed');
+    const before = (await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token })).body.data.revenue_cents;
     stripe.keys.delete(key);
-    expect((await svc.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: t.token })).status).toBe(202);
+    const refused = await svc.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: t.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toEqual({ code: 'credentials_refused', message: expect.stringMatching(/^Stripe refused the stored credentials \(secret_key: Stripe refused this key\.\); nothing was cleared/) });
+    expect((await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token })).body.data.revenue_cents).toBe(before);
+    // A generation queued before the key was revoked (as after a restart) runs into it.
+    await new IntegrationRepo(svc.running.ctx.store).update(t.siteId, (row) => row && { ...row, ...queuedBackfill(t.siteId, ['payments', 'subscriptions']) });
+    const queued = (await new IntegrationRepo(svc.running.ctx.store).get(t.siteId))!;
+    await svc.running.ctx.queues.enqueue('integration-backfill', { siteId: t.siteId, job: queued.backfill_job }, queued.backfill_job);
     const failed = await backfillState(t, 'failed');
     expect(failed.backfill.error).toMatch(/refused the secret key/);
     expect((await put(t, { secret_key: KEY })).status).toBe(200);

@@ -250,6 +250,57 @@ describe('the import, the refresh, re-sync and disconnect', () => {
   });
 });
 
+describe('changing the property', () => {
+  const first = 'sc-domain:first.example';
+  const second = 'sc-domain:second.example';
+  let t: Tenant;
+  let account: ServiceAccountKey;
+  const firstRows = (): ConsoleRow[] => [
+    { date: day(3), query: 'first thing', page: 'https://first.example/', clicks: 7, impressions: 70, position: 2 },
+    { date: day(20), query: 'only the first has this day', page: 'https://first.example/old', clicks: 5, impressions: 50, position: 4 },
+  ];
+  const secondRows = (): ConsoleRow[] => [{ date: day(3), query: 'second thing', page: 'https://second.example/', clicks: 40, impressions: 80, position: 1 }];
+  const connect = async (property: string) => {
+    expect((await put(t, { property, service_account: account })).status).toBe(200);
+    return until(`import of ${property}`, () => connection(t), (c) => c?.account === property && c.backfill.state === 'completed');
+  };
+
+  beforeAll(async () => {
+    t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    account = google.serviceAccount('mover');
+    for (const property of [first, second]) google.grant(account.client_email, property, 'siteOwner');
+    google.rows(first).push(...firstRows());
+    google.rows(second).push(...secondRows());
+    google.firstIncompleteDate = day(1);
+  });
+
+  test('a re-key to another property clears the first one\'s rows and imports the second: two properties are never summed', async () => {
+    await connect(first);
+    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: false });
+    const moved = await connect(second);
+    expect(moved.backfill.counts).toMatchObject({ days: 1 });
+    expect(await totals(t)).toEqual({ ...expected(secondRows()), partial: false });
+    expect((await terms(t)).map((r: { term: string }) => r.term)).toEqual(['second thing']);
+  });
+
+  test('disconnecting and connecting another property shows none of the earlier property\'s days', async () => {
+    expect((await svc.api('DELETE', `/sites/${t.siteId}/integrations/search_console`, { token: t.token })).status).toBe(200);
+    await connect(first);
+    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: false });
+    expect((await terms(t)).map((r: { term: string }) => r.term).sort()).toEqual(['first thing', 'only the first has this day']);
+  });
+
+  test('a re-sync whose access was withdrawn is 409 credentials_refused and clears nothing', async () => {
+    google.revoke(account.client_email, first);
+    const res = await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toEqual({ code: 'credentials_refused', message: expect.stringMatching(/^Search Console refused the stored credentials \(property: .* may not read sc-domain:first\.example.*nothing was cleared/) });
+    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: false });
+    expect((await connection(t))!.backfill.state).toBe('completed');
+    google.grant(account.client_email, first, 'siteOwner');
+  });
+});
+
 describe('a day left not final beyond the last five days', () => {
   test('is refreshed with the recent days until the console calls it final', async () => {
     const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
