@@ -65,14 +65,21 @@ export async function lostDisputeCents(stripe: Stripe, charge: Stripe.Charge): P
  * Stripe's charge statuses are ours (`succeeded`, `pending`, `failed`); only succeeded ones count as
  * revenue, net of refunds and lost disputes (`lost`, from lostDisputeCents). The two never take more
  * than the charge: Stripe refunds no disputed amount, so this only guards the sum.
+ *
+ * With manual capture Stripe calls an authorisation `succeeded` with `captured: false`: no money has
+ * moved (it is released after 7 days unless captured), so it is stored as `uncaptured` and counts as
+ * nothing, as in Stripe's own gross volume; the `charge.captured` event reads it back captured. A
+ * partial capture counts what was captured (`amount_captured`), not what was authorised.
  */
 export function paymentRow(siteId: string, charge: Stripe.Charge, version: number, lost: number): PaymentRow {
   const ids = checkoutIds(charge);
-  const refunded = charge.amount_refunded ?? 0;
+  const uncaptured = charge.status === 'succeeded' && charge.captured === false;
+  const amount = !uncaptured && typeof charge.amount_captured === 'number' && charge.amount_captured > 0 ? charge.amount_captured : charge.amount;
+  const refunded = Math.min(charge.amount_refunded ?? 0, amount);
   return {
     site_id: siteId, provider: STRIPE, payment_id: charge.id, visitor_id: ids.visitor, session_id: ids.session,
-    amount_cents: charge.amount, refunded_cents: refunded, disputed_cents: Math.max(0, Math.min(lost, charge.amount - refunded)),
-    currency: charge.currency.toUpperCase(), status: charge.status, paid_at: isoToCh(new Date(charge.created * 1000)), version, is_deleted: 0,
+    amount_cents: amount, refunded_cents: refunded, disputed_cents: Math.max(0, Math.min(lost, amount - refunded)),
+    currency: charge.currency.toUpperCase(), status: uncaptured ? 'uncaptured' : charge.status, paid_at: isoToCh(new Date(charge.created * 1000)), version, is_deleted: 0,
   };
 }
 
@@ -84,10 +91,15 @@ export const REBUILT_LIFECYCLE: readonly LifecycleKind[] = ['subscription_start'
 
 type SubscriptionDelta = Partial<Stripe.Subscription> & { items?: { data?: Stripe.SubscriptionItem[] } };
 
-/** Monthly-equivalent is not needed to tell up from down: the same items' price x quantity compared. */
-function recurringAmount(items: Stripe.SubscriptionItem[] | undefined): number | undefined {
-  if (!items) return undefined;
-  return items.reduce((sum, i) => sum + (i.price?.unit_amount ?? 0) * (i.quantity ?? 1), 0);
+/**
+ * Monthly-equivalent is not needed to tell up from down: the same items' price x quantity compared.
+ * Read defensively: a signed event's items are whatever its sender wrote (no list: no comparison).
+ */
+function recurringAmount(items: unknown): number | undefined {
+  if (!Array.isArray(items)) return undefined;
+  const number = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+  return items.reduce((sum: number, i: { price?: { unit_amount?: unknown }; quantity?: unknown } | null) =>
+    sum + number(i?.price?.unit_amount, 0) * number(i?.quantity, 1), 0);
 }
 
 /** What an `updated` event changed, read from `previous_attributes` (which holds only what changed). */

@@ -1,4 +1,5 @@
 import Stripe from 'stripe';
+import { z } from 'zod';
 import type { Store } from '../clickhouse/store';
 import { AppError, invalidRequest, notFound } from '../core/errors';
 import { isUuid, nextVersion } from '../core/ids';
@@ -31,18 +32,44 @@ export interface WebhookDeps {
 
 const badSignature = (why: string) => new AppError(400, 'invalid_signature', why);
 
+/** Stripe's first charges are from 2010: a `created` outside 2000-2100 is not a Stripe event's. */
+const Y2000 = 946_684_800;
+const Y2100 = 4_102_444_800;
+
+/**
+ * What every handled event needs, checked before any of it is read: a signed body (Stripe's, or one
+ * made with a leaked secret) that is not an event is the sender's 400, not a 500 that Stripe would
+ * redeliver for days. Each kind's own fields are checked where they are read.
+ */
+const EventEnvelope = z.looseObject({
+  id: z.string().min(1),
+  type: z.string().min(1),
+  created: z.number().int().min(Y2000).max(Y2100),
+  data: z.looseObject({ object: z.looseObject({}), previous_attributes: z.looseObject({}).optional() }),
+});
+
+function envelopeOf(event: unknown): Stripe.Event {
+  const checked = EventEnvelope.safeParse(event);
+  if (checked.success) return event as Stripe.Event;
+  const issue = checked.error.issues[0];
+  throw invalidRequest(`The body is not a Stripe event: ${issue.path.join('.') || 'the body'} ${issue.code === 'invalid_type' ? 'is missing or of the wrong type' : 'is out of range'}.`);
+}
+
 export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId: string, raw: Buffer, signature: string | undefined) {
   if (provider !== STRIPE || !isUuid(siteId)) throw notFound('webhook');
   const repo = new IntegrationRepo(deps.store);
   const row = await repo.get(siteId);
   if (!row || row.provider !== STRIPE || !row.webhook_secret) throw notFound('webhook');
   if (!signature) throw badSignature('The Stripe-Signature header is missing.');
-  let event: Stripe.Event;
+  let parsed: unknown;
   try {
-    event = Stripe.webhooks.constructEvent(raw, signature, deps.secrets.open(row.webhook_secret));
-  } catch {
+    parsed = Stripe.webhooks.constructEvent(raw, signature, deps.secrets.open(row.webhook_secret));
+  } catch (err) {
+    // The signature is checked before the body is parsed: anything else is a signed body that is not JSON.
+    if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw invalidRequest('The body is not JSON: not a Stripe event.');
     throw badSignature('The Stripe-Signature header does not match this body and the webhook secret, or is older than 5 minutes.');
   }
+  const event = envelopeOf(parsed);
   const stored = await storeEvent(deps, row, event);
   await repo.webhookArrived(siteId, row);
   return { received: true, type: event.type, stored };

@@ -346,8 +346,8 @@ describe('webhooks', () => {
   const sub = (id: string, over: object = {}) => ({ id, object: 'subscription', status: 'active', pause_collection: null, items: { data: [] }, ...over });
   const item = (amount: number, quantity = 1) => ({ price: { unit_amount: amount }, quantity });
 
-  function send(payload: object, opts: { secret?: string; site?: string; signature?: string | null } = {}) {
-    const body = JSON.stringify(payload);
+  function send(payload: unknown, opts: { secret?: string; site?: string; signature?: string | null; raw?: string } = {}) {
+    const body = opts.raw ?? JSON.stringify(payload);
     const signature = opts.signature === undefined
       ? Stripe.webhooks.generateTestHeaderString({ payload: body, secret: opts.secret ?? WHSEC })
       : opts.signature;
@@ -471,6 +471,17 @@ describe('webhooks', () => {
     expect(await revenue()).toMatchObject({ revenue_cents: before, payments: payments + 1 });
   });
 
+  test('an authorisation not captured yet counts as nothing; its capture counts what was captured', async () => {
+    const before = await revenue();
+    const auth = held({ id: 'ch_wh_auth', amount: 77_700, captured: false });
+    expect((await send(event('charge.succeeded', charge('ch_wh_auth', { amount: 77_700, captured: false })))).status).toBe(200);
+    expect(await revenue()).toMatchObject({ revenue_cents: before.revenue_cents, payments: before.payments });
+    // Captured for less than was authorised (the rest is released): 50,000 is the revenue.
+    Object.assign(auth, { captured: true, amount_captured: 50_000 });
+    expect((await send(event('charge.captured', charge('ch_wh_auth', { captured: true })))).status).toBe(200);
+    expect(await revenue()).toMatchObject({ revenue_cents: before.revenue_cents + 50_000, payments: before.payments + 1 });
+  });
+
   test('Stripe unreachable: 503 provider_unavailable and nothing stored, so Stripe delivers again; the redelivery stores it', async () => {
     held({ id: 'ch_wh_later', amount: 700 });
     const before = (await revenue()).revenue_cents;
@@ -489,11 +500,39 @@ describe('webhooks', () => {
     const unseen = await send(event('charge.succeeded', charge('ch_wh_other_account')));
     expect(unseen.status).toBe(200);
     expect(unseen.body).toMatchObject({ received: true, stored: 0 });
-    for (const bad of [event('charge.succeeded', { object: 'charge' }), { ...event('customer.subscription.created', {}), data: {} }]) {
-      const res = await send(bad);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('no object id') });
-    }
+    const bad = await send(event('charge.succeeded', { object: 'charge' }));
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('no object id') });
+  });
+
+  // Only the secret's holder can send these, but Stripe redelivers a 5xx for days: each is the sender's 400.
+  const { created: _created, ...undated } = event('customer.subscription.updated', sub('sub_wh_shape'), { previous_attributes: { status: 'trialing' } });
+  test.each([
+    ['an empty object', {}, 'id'],
+    ['an array', [], 'the body'],
+    ['null', null, 'the body'],
+    ['no created', undated, 'created'],
+    ['a created that is text', { ...undated, created: 'abc' }, 'created'],
+    ['a created in 1970', { ...undated, created: -5 }, 'created'],
+    ['a created in the year 5138', { ...undated, created: 99_999_999_999_999 }, 'created'],
+    ['no data object', { ...event('customer.subscription.created', {}), data: {} }, 'data.object'],
+    ['previous_attributes that are not an object', event('customer.subscription.updated', sub('sub_wh_shape'), { previous_attributes: 'x' }), 'data.previous_attributes'],
+  ])('a signed body with %s is 400 naming %s, never a 500', async (_label, payload, field) => {
+    const res = await send(payload);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^The body is not a Stripe event: ${field.replace('.', '\\.')} `)) });
+  });
+
+  test('signed bodies that are not JSON, or deeply nested, or whose items are not a list are refused or read safely', async () => {
+    const notJson = await send(null, { raw: '{"id": "evt_x", ' });
+    expect(notJson.status).toBe(400);
+    expect(notJson.body.error).toEqual({ code: 'invalid_request', message: 'The body is not JSON: not a Stripe event.' });
+    const deep = await send(null, { raw: '['.repeat(100_000) + ']'.repeat(100_000) });
+    expect(deep.status).toBe(400);
+    const oddItems = event('customer.subscription.updated', sub('sub_wh_items', { items: { data: [item(500)] } }), { previous_attributes: { items: { data: 'zz' } } });
+    const res = await send(oddItems);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ received: true, stored: 0 });
   });
 
   test('subscription events become lifecycle events: start, upgrade, downgrade, pause, resume, trial conversion, end', async () => {

@@ -12,6 +12,10 @@ import type { AddressInfo } from 'node:net';
 export interface DoubleCharge {
   id: string; amount: number; amount_refunded?: number; currency?: string; status?: 'succeeded' | 'pending' | 'failed';
   created: number; metadata?: Record<string, string>; intent_metadata?: Record<string, string>; disputes?: DoubleDispute[];
+  /** Manual capture: false for an authorisation not captured yet (Stripe still says `succeeded`). */
+  captured?: boolean;
+  /** A partial capture's amount; by default all of a captured charge, 0 otherwise. */
+  amount_captured?: number;
 }
 export interface DoubleDispute {
   id: string; amount: number; status: 'needs_response' | 'under_review' | 'won' | 'lost' | 'warning_closed';
@@ -47,8 +51,10 @@ function error(res: http.ServerResponse, status: number, type: string, message: 
 
 function chargeObject(c: DoubleCharge, expandIntent: boolean) {
   const intentId = `pi_${c.id.slice(3)}`;
+  const captured = c.captured ?? (c.status ?? 'succeeded') === 'succeeded';
   return {
     id: c.id, object: 'charge', amount: c.amount, amount_refunded: c.amount_refunded ?? 0, currency: c.currency ?? 'usd',
+    captured, amount_captured: c.amount_captured ?? (captured ? c.amount : 0),
     status: c.status ?? 'succeeded', created: c.created, metadata: c.metadata ?? {}, livemode: false, disputed: Boolean(c.disputes?.length),
     payment_intent: expandIntent ? { id: intentId, object: 'payment_intent', metadata: c.intent_metadata ?? {} } : intentId,
   };
