@@ -11,6 +11,7 @@ import type { PlanContext } from './planner';
 import { leaves } from './registry/filters';
 import type { ZoneCheck } from './params';
 import { TABLES } from './lower/common';
+import { SEARCH_TABLE } from './lower/search';
 import { and, as, col, eq, fn, lit, param, scalar, select, table } from './sql/ast';
 import { execute } from './execute';
 
@@ -79,6 +80,32 @@ export async function earliestEvent(store: Store, siteId: string): Promise<numbe
   return row?.first ? Date.parse(row.first.replace(' ', 'T') + 'Z') : null;
 }
 
+/** The earliest value of `column` in a small per-site table (payments, search days), or null. */
+async function earliestIn(store: Store, siteId: string, tableName: string, column: string): Promise<number | null> {
+  const [row] = await execute<{ first: string | null }>(store, select({
+    columns: [as(fn('toString', fn('minOrNull', col(column))), 'first')],
+    from: table(tableName), where: eq(col('site_id'), param('UUID', siteId)),
+  }));
+  if (!row?.first) return null;
+  return Date.parse(row.first.length === 10 ? `${row.first}T00:00:00Z` : row.first.replace(' ', 'T') + 'Z');
+}
+
+/**
+ * Where `period=all` starts: the site's earliest datum, its first event or, when earlier, its first
+ * imported payment or search-console day. A shop whose Stripe or console history predates the
+ * tracker would otherwise see less revenue for `all` than for `last7d`. A search day is a date: its
+ * 00:00 UTC falls on that date or the one before in every zone, so the day is inside the window.
+ */
+export async function earliestDatum(store: Store, siteId: string): Promise<number | null> {
+  const found = await Promise.all([
+    earliestEvent(store, siteId),
+    earliestIn(store, siteId, TABLES.payments, 'paid_at'),
+    earliestIn(store, siteId, SEARCH_TABLE, 'date'),
+  ]);
+  const known = found.filter((ms): ms is number => ms !== null);
+  return known.length ? Math.min(...known) : null;
+}
+
 
 /**
  * Goal rules per site, cached only in embedded mode: there one process makes every write, and every
@@ -113,7 +140,7 @@ export async function planContext(store: Store, site: Site, retentionDays: numbe
   // page goal's name would be read as an event name, and crawlers send no events (ai/series read 0).
   const [goals, earliest] = await Promise.all([
     traitsOf(q.report).goals || namesGoal(q.filters) ? siteGoals(store, site.id) : Promise.resolve([]),
-    needsEarliest ? earliestEvent(store, site.id) : Promise.resolve(null),
+    needsEarliest ? earliestDatum(store, site.id) : Promise.resolve(null),
   ]);
   // A Goal is a GoalRule (the planner reads only the rule's fields): no per-request copy.
   return { now: nowMs(), retentionDays, earliestEvent: earliest, goals };

@@ -3,7 +3,7 @@ import { label } from '../../core/fields';
 import type { Site } from '../../core/domain';
 import { FUNNEL_WINDOWS, FunnelsRepo, MATCH_OPS, funnelOut, stepsSchema, windowSecondsSchema, type Funnel } from '../../model/funnels';
 import { rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape, type ResolvedWindow } from '../../model/notes-window';
-import { earliestEvent, siteGoals } from '../../query/context';
+import { earliestDatum, siteGoals } from '../../query/context';
 import { runFunnelReport } from '../../query/funnel-report';
 import type { AppContext } from '../context';
 import { PageMeta, RangeMeta, Timestamp } from '../openapi';
@@ -86,7 +86,7 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
     async handler({ app, principal, site, params, query: asked }) {
       const query = await spelledZone(app.store, asked);
       const funnel = funnelOut(await findFunnel(app, site, params.funnelId));
-      const earliest = query.period === 'all' ? (await earliestEvent(app.store, site.id)) ?? undefined : undefined;
+      const earliest = query.period === 'all' ? (await earliestDatum(app.store, site.id)) ?? undefined : undefined;
       const window = resolveWindow(query, 'last30d', principal.retentionDays, earliest);
       const data = await funnelReportFor(app, site, funnel, window, query.bots === 'included');
       return { data, meta: { range: rangeMeta(window) } };

@@ -147,6 +147,15 @@ describe('the backfill', () => {
     expect(svc.running.ctx.secrets.open(row!.webhook_secret)).toBe(WHSEC);
   });
 
+  test('period=all starts at the first imported payment when the tracker came later (it read less than a month)', async () => {
+    const all = await svc.api('GET', `/sites/${t.siteId}/overview?period=all&tz=UTC`, { token: t.token });
+    expect(all.status).toBe(200);
+    const june = await svc.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });
+    expect(all.body.data.revenue_cents).toBe(june.body.data.revenue_cents);
+    expect(all.body.data.revenue_cents).toBeGreaterThan(0);
+    expect(all.body.meta.range.from).toBe('2026-06-01T00:00:00+00:00');
+  });
+
   test('credentials are stored sealed, not as given', async () => {
     const row = await new IntegrationRepo(svc.running.ctx.store).get(t.siteId);
     expect(row!.credentials).not.toContain(KEY);

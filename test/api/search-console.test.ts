@@ -288,6 +288,9 @@ describe('changing the property', () => {
     await connect(first);
     expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: false });
     expect((await terms(t)).map((r: { term: string }) => r.term).sort()).toEqual(['first thing', 'only the first has this day']);
+    // The site has no events: period=all starts at its first console day, not today.
+    const all = await svc.api('GET', `/sites/${t.siteId}/search/totals?period=all&tz=America/Los_Angeles`, { token: t.token });
+    expect(all.body.data).toEqual({ ...expected(firstRows()), partial: false });
   });
 
   test('a re-sync whose access was withdrawn is 409 credentials_refused and clears nothing', async () => {
