@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import { AppError, invalidRequest } from '../core/errors';
+import { typeError } from '../core/fields';
 import { nowMs } from '../core/clock';
 import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { BackfillRun, Provider } from './provider';
@@ -27,9 +28,9 @@ const isPrivateKey = (pem: string) => {
 /** The key file Google hands out, as an object or as its text; its other fields are accepted and not kept. */
 const KeyFile = z.strictObject({
   type: z.literal('service_account', { error: 'must be "service_account" (a service account key file)' }).optional(),
-  client_email: z.string({ error: 'is required: the service account\'s email, from its JSON key file' })
+  client_email: z.string(typeError('a string', 'the service account\'s email, from its JSON key file')).max(320, 'allows at most 320 characters')
     .regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, { error: 'must be the service account\'s email (...@....iam.gserviceaccount.com)' }),
-  private_key: z.string({ error: 'is required: the PEM private key from the JSON key file' })
+  private_key: z.string(typeError('a string', 'the PEM private key from the JSON key file')).max(16_384, 'allows at most 16384 characters')
     .refine(isPrivateKey, { error: 'must be the RSA private key of the JSON key file (-----BEGIN PRIVATE KEY-----...)' }),
   private_key_id: z.string().max(200).optional(),
   project_id: z.string().optional(), client_id: z.string().optional(), auth_uri: z.string().optional(), token_uri: z.string().optional(),
@@ -50,10 +51,13 @@ const fromText = (v: unknown) => {
 };
 
 const ConnectBody = z.strictObject({
-  property: z.string({ error: 'is required: the Search Console property, "sc-domain:example.com" or "https://www.example.com/"' })
-    .regex(/^(sc-domain:[a-z0-9-]+(\.[a-z0-9-]+)+|https?:\/\/[^\s/]+\/\S*)$/i, {
+  property: z.string(typeError('a string', 'the Search Console property, "sc-domain:example.com" or "https://www.example.com/"'))
+    .max(2048, 'allows at most 2048 characters')
+    .regex(/^(sc-domain:[a-z0-9-]+(\.[a-z0-9-]+)+|https?:\/\/[^\s/?#]+\/([^\s?#]*\/)?)$/i, {
       error: 'must be a Search Console property: "sc-domain:example.com" (a domain property) or a URL prefix ending in "/" ("https://www.example.com/")',
-    }),
+    })
+    // Google names domain properties in lower case; a URL prefix's path is case-sensitive and kept.
+    .transform((p) => (p.toLowerCase().startsWith('sc-domain:') ? p.toLowerCase() : p)),
   service_account: z.preprocess(fromText, KeyFile),
 });
 type ConnectInput = z.infer<typeof ConnectBody>;

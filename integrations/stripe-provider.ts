@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Store } from '../clickhouse/store';
 import { tombstone } from '../clickhouse/tombstones';
 import { AppError, invalidRequest } from '../core/errors';
+import { typeError } from '../core/fields';
 import { nextVersion } from '../core/ids';
 import type { BackfillRun, Provider } from './provider';
 import { REBUILT_LIFECYCLE, STRIPE, lostDisputeCents, paymentRow, stripeClient, subscriptionRows, type StripeCredentials } from './stripe';
@@ -17,9 +18,10 @@ import { REBUILT_LIFECYCLE, STRIPE, lostDisputeCents, paymentRow, stripeClient, 
 const PAGE_SIZE = 100;
 
 const ConnectBody = z.strictObject({
-  secret_key: z.string({ error: 'is required: a Stripe secret key (sk_...) or restricted key (rk_...)' })
+  secret_key: z.string(typeError('a string', 'a Stripe secret key (sk_...) or restricted key (rk_...)'))
+    .max(255, 'allows at most 255 characters: Stripe keys are about 110')
     .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]{8,}$/, { error: 'must be a Stripe secret key (sk_live_..., sk_test_...) or restricted key (rk_...)' }),
-  webhook_secret: z.string().regex(/^whsec_[A-Za-z0-9+/=]{8,}$/, { error: 'must be the endpoint signing secret Stripe shows (whsec_...)' }).optional(),
+  webhook_secret: z.string(typeError('a string', 'the endpoint signing secret Stripe shows (whsec_...)')).max(255, 'allows at most 255 characters').regex(/^whsec_[A-Za-z0-9+/=]{8,}$/, { error: 'must be the endpoint signing secret Stripe shows (whsec_...)' }).optional(),
 });
 type ConnectInput = z.infer<typeof ConnectBody>;
 
@@ -90,7 +92,8 @@ async function verify(credentials: StripeCredentials, config: { stripeApiUrl?: U
     if (err instanceof Stripe.errors.StripePermissionError) {
       throw invalidRequest('secret_key: this key may not read charges or disputes; a restricted key needs read access to Charges, PaymentIntents and Disputes.');
     }
-    throw new AppError(503, 'provider_unavailable', 'Stripe could not be reached to check the key; try again shortly.', undefined, { 'Retry-After': '30' });
+    const why = err instanceof Stripe.errors.StripeRateLimitError ? 'Stripe is rate-limiting this key' : 'Stripe could not be reached to check the key';
+    throw new AppError(503, 'provider_unavailable', `${why}; try again shortly.`, undefined, { 'Retry-After': '30' });
   }
 }
 

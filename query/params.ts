@@ -157,7 +157,8 @@ const MAX_TERM_LENGTH = 2000;
 /** `terms`: search terms separated by a newline (a comma may be part of a term); blank lines are skipped, repeats collapse. */
 export function parseTerms(raw: string | undefined): string[] {
   if (raw === undefined) throw invalidRequest('terms: required; give the search terms separated by a newline');
-  const terms = [...new Set(raw.split('\n').map((t) => (t.endsWith('\r') ? t.slice(0, -1) : t)).filter((t) => t.trim() !== ''))];
+  // Trimmed as the console's terms are: " widgets" is the term "widgets", not a term that matches nothing.
+  const terms = [...new Set(raw.split('\n').map((t) => t.trim()).filter((t) => t !== ''))];
   if (terms.length === 0) throw invalidRequest('terms: required; give the search terms separated by a newline');
   if (terms.length > MAX_TERMS) throw invalidRequest(`terms: at most ${MAX_TERMS} terms per request, got ${terms.length}`);
   if (terms.some((t) => t.length > MAX_TERM_LENGTH)) throw invalidRequest(`terms: each term must be at most ${MAX_TERM_LENGTH} characters`);

@@ -71,7 +71,10 @@ const SearchTermRow = z.object({
   pages: z.array(z.object({ hostname: z.string(), path: z.string(), clicks: int })).max(3),
 });
 const TermPageRow = z.object({ term: z.string(), hostname: z.string(), path: z.string(), clicks: int, impressions: int });
-const SEARCH_WINDOW = { ...WINDOW, bots: opt('accepted; search figures come from the console and hold no crawler split') };
+const SEARCH_WINDOW = {
+  ...WINDOW, bots: opt('accepted; search figures come from the console and hold no crawler split'),
+  ...Object.fromEntries(FILTER_KEYS.map((k) => [`filter_${k}`, opt('accepted and ignored: console figures have no event dimensions')])),
+};
 
 /** `bots` is checked and has no effect on the /ai/* reports: each decides which traffic it counts. */
 const AI_WINDOW = { ...WINDOW, bots: opt('accepted and ignored: the crawler reports always count crawlers, referrals count human visits only') };

@@ -62,6 +62,16 @@ describe('connecting', () => {
     expect(res.body.error.message).toContain(field);
   });
 
+  test.each([
+    [{ secret_key: 123 }, 'secret_key: must be a string: a Stripe secret key (sk_...) or restricted key (rk_...)'],
+    [{ secret_key: `sk_test_${'a'.repeat(90_000)}` }, 'secret_key: allows at most 255 characters: Stripe keys are about 110'],
+    [{ secret_key: KEY, webhook_secret: 5 }, 'webhook_secret: must be a string: the endpoint signing secret Stripe shows (whsec_...)'],
+  ])('a wrong type or a key no retry can make work is a 400 saying so, not "required" or a 503: %j', async (body, message) => {
+    const res = await put(t, body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe(message);
+  });
+
   test('a key Stripe refuses is a 400 that says so; a key without read permission too; nothing is stored', async () => {
     const refused = await put(t, { secret_key: 'sk_test_notAKeyStripeKnows' });
     expect(refused.status).toBe(400);
@@ -87,6 +97,10 @@ describe('connecting', () => {
     expect(res.body.error.code).toBe('provider_unavailable');
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     expect(await connection(t)).toBeUndefined();
+    stripe.failNext(1, undefined, 429); // not retried by the client: one answer
+    const limited = await put(t, { secret_key: KEY });
+    expect(limited.status).toBe(503);
+    expect(limited.body.error.message).toBe('Stripe is rate-limiting this key; try again shortly.');
   });
 
   test('an unknown provider is 404 naming the providers; revenue:read may list but not connect', async () => {

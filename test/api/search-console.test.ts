@@ -72,6 +72,12 @@ describe('connecting', () => {
     [{ property: 'sc-domain:connect.example', service_account: 'not json' }, 'service_account'],
     [{ property: 'sc-domain:connect.example', service_account: { client_email: 'a@b.iam.gserviceaccount.com', private_key: 'nope' } }, 'service_account.private_key'],
     [{ property: 'sc-domain:connect.example', service_account: { private_key: 'x' } }, 'service_account.client_email'],
+    // A URL prefix ends in "/" (Search Console's own form), with no query or fragment.
+    [{ property: 'https://connect.example/foo', service_account: {} }, 'property: must be a Search Console property'],
+    [{ property: 'http://connect.example/?x=1#f', service_account: {} }, 'property: must be a Search Console property'],
+    [{ property: `https://connect.example/${'a/'.repeat(1100)}`, service_account: {} }, 'property: allows at most 2048 characters'],
+    [{ property: 5 }, 'property: must be a string'],
+    [{ property: 'sc-domain:connect.example', service_account: { client_email: 'a@b.iam.gserviceaccount.com', private_key: 5 } }, 'service_account.private_key: must be a string'],
   ])('refuses %j with 400 naming %s', async (body, field) => {
     const res = await put(t, body);
     expect(res.status).toBe(400);

@@ -146,8 +146,8 @@ describe('GET /search/term-pages', () => {
     ]);
   });
 
-  test('CRLF, blank lines and repeats are tolerated', async () => {
-    const body = await s.ok('/search/term-pages', { ...WEEK, terms: 'web analytics\r\n\r\nweb analytics\n' });
+  test('CRLF, blank lines, spaces around a term and repeats are tolerated', async () => {
+    const body = await s.ok('/search/term-pages', { ...WEEK, terms: 'web analytics\r\n\r\n  web analytics \n' });
     expect(body.data).toEqual([{ term: 'web analytics', hostname: 'shop.example', path: '/', clicks: 4, impressions: 400 }]);
   });
 

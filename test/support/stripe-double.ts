@@ -33,8 +33,8 @@ export interface StripeDouble {
   disputesDenied: Set<string>;
   charges: DoubleCharge[];
   subscriptions: DoubleSubscription[];
-  /** The next n requests (to `pathname` only, when given) answer 500. */
-  failNext(n: number, pathname?: string): void;
+  /** The next n requests (to `pathname` only, when given) answer 500 (or 429: Stripe's rate limit). */
+  failNext(n: number, pathname?: string, status?: 500 | 429): void;
   /**
    * The next request to `pathname` reads its answer at once but is answered only when the returned
    * function is called: a reader that is slow between reading Stripe and writing what it read.
@@ -85,13 +85,16 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   let failures = 0;
   const holds = new Map<string, Promise<void>>();
   let failing: string | undefined;
+  let failStatus = 500;
   const double = {} as StripeDouble;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://double');
     double.requests.push(`${req.method} ${url.pathname}${url.search}`);
     if (failures > 0 && (failing === undefined || failing === url.pathname)) {
       failures--;
-      return error(res, 500, 'api_error', 'Injected failure');
+      return failStatus === 429
+        ? error(res, 429, 'invalid_request_error', 'Too many requests', 'rate_limit')
+        : error(res, 500, 'api_error', 'Injected failure');
     }
     const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
     if (!double.keys.has(key)) return error(res, 401, 'invalid_request_error', 'Invalid API Key provided');
@@ -126,7 +129,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const port = (server.address() as AddressInfo).port;
   Object.assign(double, {
     url: `http://127.0.0.1:${port}`, keys: new Set<string>(), readOnlyDenied: new Set<string>(), disputesDenied: new Set<string>(), charges: [], subscriptions: [], requests: [],
-    failNext: (n: number, pathname?: string) => { failures = n; failing = pathname; },
+    failNext: (n: number, pathname?: string, status = 500) => { failures = n; failing = pathname; failStatus = status; },
     holdNext(pathname: string) {
       let release!: () => void;
       holds.set(pathname, new Promise<void>((resolve) => { release = resolve; }));
