@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, notFound } from '../core/errors';
 import { logger } from '../core/logger';
-import { authenticate } from './auth';
+import { authenticate, authenticateKnown } from './auth';
 import type { AppContext } from './context';
 import { errorHandler, sendError } from './errors';
 import { KeyUsageRecorder } from './key-usage';
@@ -52,12 +52,15 @@ export function createApp(ctx: AppContext): express.Express {
   api.get('/openapi.json', (_req, res) => void res.json(openApiDocument()));
   api.use(async (req, res, next) => {
     try {
-      authFailures.check(req.ip);
-      const principal = await authenticate(ctx.store, req.headers.authorization, ctx.repos.authCache).catch(async (err: unknown) => {
-        // The failure that spends the address's budget is answered 429 instead of 401.
-        const refusal = err instanceof AppError && err.status === 401 ? await authFailures.failed(req.ip) : undefined;
-        throw refusal ?? err;
-      });
+      // A refused address gets no lookups; a key this process resolved lately still works from it.
+      const refused = authFailures.refusal(req.ip);
+      const principal = refused
+        ? await authenticateKnown(req.headers.authorization, ctx.repos.authCache).then((p) => p ?? Promise.reject(refused))
+        : await authenticate(ctx.store, req.headers.authorization, ctx.repos.authCache).catch(async (err: unknown) => {
+          // The failure that spends the address's budget is answered 429 instead of 401.
+          const refusal = err instanceof AppError && err.status === 401 ? await authFailures.failed(req.ip) : undefined;
+          throw refusal ?? err;
+        });
       // A successful authentication counts as a use even when the rate limit then refuses it.
       keyUsage.touch(principal.keyId);
       res.set(await limiter.consume(principal.keyId));

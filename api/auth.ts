@@ -18,13 +18,32 @@ interface KeyJoinRow {
  * expired. With a cache, a known key costs no query (see model/auth-cache.ts for why that is safe).
  */
 export async function authenticate(store: Store, header: string | undefined, cache?: AuthCache): Promise<Principal> {
-  const token = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
-  if (!token || !isWellFormedToken(token)) throw invalidCredential();
-  const hash = hashToken(token);
+  const hash = tokenHash(header);
+  if (!hash) throw invalidCredential();
   const key = cache ? await cache.key(hash, () => loadKey(store, hash)) : await loadKey(store, hash);
-  if (!key) throw invalidCredential();
-  // Checked on every request, cached or not: expiry needs no write to take effect.
-  if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs()) throw invalidCredential();
+  const principal = live(key);
+  if (!principal) throw invalidCredential();
+  return principal;
+}
+
+/**
+ * The principal of a key this process resolved lately (the auth cache), or null, without any
+ * lookup: what an address refused for failed authentications may still use, so a customer's working
+ * key is not locked out by someone else's bad tokens behind the same NAT.
+ */
+export async function authenticateKnown(header: string | undefined, cache?: AuthCache): Promise<Principal | null> {
+  const hash = tokenHash(header);
+  return hash && cache ? live(await cache.known(hash)) : null;
+}
+
+function tokenHash(header: string | undefined): string | null {
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+  return token && isWellFormedToken(token) ? hashToken(token) : null;
+}
+
+/** Checked on every request, cached or not: expiry needs no write to take effect. */
+function live(key: ResolvedKey | null | undefined): Principal | null {
+  if (!key || (key.expiresAtMs !== null && key.expiresAtMs <= nowMs())) return null;
   return key.principal;
 }
 

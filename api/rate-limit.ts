@@ -73,20 +73,21 @@ export class AuthFailureLimiter {
     this.limiter = perMinuteLimiter(redis, 'authfail', perMinute);
   }
 
-  /** Throws 429 when the address is refused for now. */
-  check(ip: string | undefined): void {
-    if (this.blocked.size === 0) return; // the usual case: no address parsed per request
+  /** The 429 to answer when the address is refused lookups for now, else undefined. */
+  refusal(ip: string | undefined): AppError | undefined {
+    if (this.blocked.size === 0) return undefined; // the usual case: no address parsed per request
     if (Date.now() >= this.lastUntil) {
       // Every refusal has ended: back to the usual case (an ended entry used to stay until its address came back).
       this.blocked.clear();
-      return;
+      return undefined;
     }
     const client = clientKey(ip);
     const until = this.blocked.get(client);
-    if (until === undefined) return;
+    if (until === undefined) return undefined;
     const left = until - Date.now();
-    if (left > 0) throw tooManyFailures(left);
+    if (left > 0) return tooManyFailures(left);
     this.blocked.delete(client);
+    return undefined;
   }
 
   /** Addresses remembered as refused (for tests: the usual request must find none). */

@@ -65,6 +65,17 @@ export class AuthCache {
     return this.through(this.keys, hash, load);
   }
 
+  /**
+   * A key this process already resolved and may still serve (same generation, within the TTL), or
+   * undefined: nothing is loaded or stored. For addresses refused lookups (api/rate-limit.ts).
+   */
+  async known(hash: string): Promise<ResolvedKey | null | undefined> {
+    const gen = await this.generation.current();
+    if (gen === null || gen !== this.seen) return undefined;
+    const hit = this.keys.get(hash);
+    return hit && Date.now() - hit.at < this.opts.ttlMs ? hit.value : undefined;
+  }
+
   /** A site by id; callers get a copy so they cannot alter the cached one. */
   async site(id: string, load: () => Promise<Site | undefined>): Promise<Site | undefined> {
     const s = await this.through(this.sites, id, async () => (await load()) ?? null);

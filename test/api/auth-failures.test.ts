@@ -17,12 +17,13 @@ afterAll(() => svc.stop());
 const from = (ip: string, token: string) => svc.api('GET', '/sites', { token, headers: { 'x-forwarded-for': ip } });
 const unknownToken = (i: number) => `tly_${String(i).padStart(36, 'Z')}`;
 
-test('past the budget an address is refused 429 with Retry-After, even with a valid key; other addresses are not', async () => {
+test('past the budget an address is refused 429 with Retry-After, even with a valid key not used lately; other addresses are not', async () => {
   const statuses = [];
   for (let i = 0; i < 4; i++) statuses.push((await from('203.0.113.7', unknownToken(i))).status);
   expect(statuses).toEqual([401, 401, 401, 429]);
 
-  const refused = await from('203.0.113.7', t.token);
+  const unused = await t.key({ scopes: ['analytics:read'] });
+  const refused = await from('203.0.113.7', unused.token);
   expect(refused.status).toBe(429);
   expect(refused.body.error).toEqual({ code: 'rate_limited', message: expect.stringMatching(/failed authentications .* retry in \d+ s/) });
   const retry = Number(refused.headers['retry-after']);
@@ -31,6 +32,17 @@ test('past the budget an address is refused 429 with Retry-After, even with a va
 
   expect((await from('203.0.113.8', t.token)).status).toBe(200);
   expect((await from('203.0.113.8', 'garbage')).status).toBe(401);
+});
+
+test('a refused address still serves a key resolved lately: other tenants behind the same NAT are not locked out', async () => {
+  const other = await (await svc.tenant()).key({ scopes: ['analytics:read'] });
+  expect((await from('192.0.2.77', other.token)).status).toBe(200); // used lately, from anywhere
+  for (let i = 0; i < 4; i++) await from('203.0.113.70', unknownToken(100 + i));
+  expect((await from('203.0.113.70', unknownToken(200))).status).toBe(429);
+  expect((await from('203.0.113.70', other.token)).status).toBe(200);
+  // Revoked meanwhile: the cache forgets it at once, so the refused address is refused again.
+  await svc.admin('key revoke', { key: other.id });
+  expect((await from('203.0.113.70', other.token)).status).toBe(429);
 });
 
 test('successful authentications spend nothing of the address budget', async () => {
@@ -75,11 +87,11 @@ test('once every refusal has ended the limiter forgets them all, so the usual re
     await limiter.failed('198.51.100.1');
     expect(await limiter.failed('198.51.100.1')).toMatchObject({ status: 429 });
     expect(limiter.remembered).toBe(1);
-    expect(() => limiter.check('198.51.100.1')).toThrow(/failed authentications/);
+    expect(limiter.refusal('198.51.100.1')?.message).toMatch(/failed authentications/);
     const now = Date.now();
     const later = jest.spyOn(Date, 'now').mockReturnValue(now + 61_000);
     try {
-      limiter.check('192.0.2.99'); // another address, after the refusal's minute
+      expect(limiter.refusal('192.0.2.99')).toBeUndefined(); // another address, after the refusal's minute
       expect(limiter.remembered).toBe(0);
     } finally {
       later.mockRestore();
