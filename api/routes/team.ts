@@ -34,7 +34,7 @@ const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
 async function requireOutranks(app: AppContext, p: Principal, target: Role): Promise<void> {
   const caller = await app.repos.membership(p.orgId, p.userId);
   if (!caller || RANK[caller.role] <= RANK[target]) {
-    throw new AppError(403, 'forbidden', `Only a member of a higher role may set a ${target}'s site access (owner > admin > member).`);
+    throw new AppError(403, 'forbidden', `Only a member of a higher role may set ${/^[aeiou]/.test(target) ? 'an' : 'a'} ${target}'s site access (owner > admin > member).`);
   }
 }
 

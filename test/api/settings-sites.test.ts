@@ -80,6 +80,14 @@ test('POST /sites needs sites:write', async () => {
   expect((await svc.api('POST', '/sites', { token: reader.token, body: { domain: 'z.example.com' } })).status).toBe(403);
 });
 
+test('POST /sites needs a key that reaches every site: a confined one would make a site it cannot see (and the API deletes none)', async () => {
+  const confined = await t.key({ scopes: ['sites:write'], sites: [t.siteIds[0]] });
+  const res = await svc.api('POST', '/sites', { token: confined.token, body: { domain: 'confined.example.com' } });
+  expect(res.status).toBe(403);
+  expect(res.body.error).toEqual({ code: 'forbidden', message: 'This key reaches named sites only; creating a site needs a key that reaches every site.' });
+  expect((await svc.api('POST', '/sites', { token: t.token, body: { domain: 'confined.example.com' } })).status).toBe(201); // nothing was made
+});
+
 /** The statuses, sorted, of requests sent at the same moment. */
 async function atOnce(requests: (() => Promise<{ status: number }>)[]): Promise<number[]> {
   return (await Promise.all(requests.map((r) => r()))).map((res) => res.status).sort();

@@ -122,7 +122,7 @@ test('access is set from above: owner over admin and member, admin over member; 
   await access(admin, { site_ids: [] });
   const refused = await access(admin, { site_ids: [s1] }, asMember.token);
   expect(refused.status).toBe(403);
-  expect(refused.body.error).toEqual({ code: 'forbidden', message: expect.stringContaining('higher role') });
+  expect(refused.body.error).toEqual({ code: 'forbidden', message: "Only a member of a higher role may set an admin's site access (owner > admin > member)." });
   expect((await access(member, { site_ids: [s1] }, asMember.token)).status).toBe(403); // not even themselves
   expect((await access(peer, { site_ids: [s1] }, asAdmin.token)).status).toBe(403);
   expect((await access(admin, { site_ids: [s1] }, asAdmin.token)).status).toBe(403);
