@@ -52,11 +52,14 @@ export function createApp(ctx: AppContext): express.Express {
   api.get('/openapi.json', (_req, res) => void res.json(openApiDocument()));
   api.use(async (req, res, next) => {
     try {
+      // Node keeps the first of several Authorization headers; a proxy may read the last. Which key
+      // is meant is ambiguous, so none is: the same 401 as any unusable credential.
+      const header = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : req.headers.authorization;
       // A refused address gets no lookups; a key this process resolved lately still works from it.
       const refused = authFailures.refusal(req.ip);
       const principal = refused
-        ? await authenticateKnown(req.headers.authorization, ctx.repos.authCache).then((p) => p ?? Promise.reject(refused))
-        : await authenticate(ctx.store, req.headers.authorization, ctx.repos.authCache).catch(async (err: unknown) => {
+        ? await authenticateKnown(header, ctx.repos.authCache).then((p) => p ?? Promise.reject(refused))
+        : await authenticate(ctx.store, header, ctx.repos.authCache).catch(async (err: unknown) => {
           // The failure that spends the address's budget is answered 429 instead of 401.
           const refusal = err instanceof AppError && err.status === 401 ? await authFailures.failed(req.ip) : undefined;
           throw refusal ?? err;

@@ -1,6 +1,7 @@
 import { AuthFailureLimiter, clientKey } from '../../api/rate-limit';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { testRedis } from '../support/redis';
+import { request } from '../support/http';
 
 /**
  * Failed authentications are budgeted per client address (docs/AUTH.md): a flood of made-up tokens
@@ -43,6 +44,13 @@ test('a refused address still serves a key resolved lately: other tenants behind
   // Revoked meanwhile: the cache forgets it at once, so the refused address is refused again.
   await svc.admin('key revoke', { key: other.id });
   expect((await from('203.0.113.70', other.token)).status).toBe(429);
+});
+
+test('two Authorization headers are one unusable credential (401), whichever holds a valid key', async () => {
+  for (const pair of [[t.token, 'tly_other'], ['tly_other', t.token], [t.token, t.token]]) {
+    const res = await request('GET', `${svc.base}/api/v1/sites`, { headers: { 'x-forwarded-for': '192.0.2.60', authorization: pair.map((tok) => `Bearer ${tok}`) } });
+    expect(res.status).toBe(401);
+  }
 });
 
 test('successful authentications spend nothing of the address budget', async () => {

@@ -13,14 +13,15 @@ export interface RequestOptions {
   body?: unknown;
   /** Raw body text or bytes, sent as is (malformed JSON tests, compressed bodies). */
   raw?: string | Buffer;
-  headers?: Record<string, string>;
+  /** A list sends the header once per value (a request with two Authorization headers). */
+  headers?: Record<string, string | string[]>;
 }
 
 /** A tiny client over real HTTP(S); the test server's certificate is self-signed. */
 export function request(method: string, url: string, opts: RequestOptions = {}): Promise<HttpResult> {
   const u = new URL(url);
   const payload = opts.raw ?? (opts.body !== undefined ? JSON.stringify(opts.body) : undefined);
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  const headers: Record<string, string | string[]> = { ...(opts.headers ?? {}) };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (payload !== undefined) {
     headers['content-type'] ??= 'application/json';
