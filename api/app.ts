@@ -10,7 +10,7 @@ import { API_ROUTES, PUBLIC_ROUTES } from './modules';
 import { openApiDocument } from './openapi';
 import { probeRouter } from './probes';
 import { AuthFailureLimiter, KeyRateLimiter } from './rate-limit';
-import { RouteRegistrar } from './route';
+import { RouteRegistrar, methodsAt } from './route';
 
 function requestId(req: Request, res: Response, next: NextFunction) {
   const incoming = req.headers['x-request-id'];
@@ -76,7 +76,13 @@ export function createApp(ctx: AppContext): express.Express {
   // Bodies are read by each route after its scope and reach checks (api/route.ts readBody).
   const registrar = new RouteRegistrar(api, ctx);
   for (const mod of API_ROUTES) mod(registrar);
-  api.use((_req, _res, next) => next(notFound('endpoint')));
+  // A path that exists under another method is 405 with Allow (RFC 9110), not a misleading 404.
+  api.use((req, res, next) => {
+    const allowed = methodsAt(req.path);
+    if (!allowed.length) return next(notFound('endpoint'));
+    res.set('Allow', allowed.join(', '));
+    next(new AppError(405, 'method_not_allowed', `${req.method} is not a method of this endpoint; it allows ${allowed.join(', ')}.`));
+  });
   app.use('/api/v1', api);
 
   const pub = express.Router();

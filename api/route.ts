@@ -105,6 +105,14 @@ export function registeredRoutes(): RouteInfo[] {
   return [...registered.values()];
 }
 
+const pathPattern = (path: string) => new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}/?$`);
+
+/** The methods of the routes at `path` (under /api/v1), upper case; none for a path no route has. */
+export function methodsAt(path: string): string[] {
+  const methods = registeredRoutes().filter((r) => pathPattern(r.path).test(path)).map((r) => r.method.toUpperCase());
+  return [...new Set(methods)];
+}
+
 const WRITE_503 = 'overloaded: another process kept the row busy (server mode); see Retry-After';
 
 const errorResponse = (description: string) => ({

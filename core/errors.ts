@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'https_required'
   | 'not_found'
+  | 'method_not_allowed'
   | 'no_events'
   | 'last_owner'
   | 'conflict'

@@ -53,6 +53,18 @@ test('two Authorization headers are one unusable credential (401), whichever hol
   }
 });
 
+test('a path that exists under another method is 405 with Allow; a path that does not is 404', async () => {
+  const put = await svc.api('PUT', '/sites', { token: t.token, body: {} });
+  expect(put.status).toBe(405);
+  expect(put.headers.allow).toBe('GET, POST');
+  expect(put.body.error).toEqual({ code: 'method_not_allowed', message: 'PUT is not a method of this endpoint; it allows GET, POST.' });
+  const post = await svc.api('POST', `/sites/${t.siteId}/overview`, { token: t.token, body: {} });
+  expect([post.status, post.headers.allow]).toEqual([405, 'GET']);
+  expect((await svc.api('GET', `/sites/${t.siteId}/nothing`, { token: t.token })).status).toBe(404);
+  // Authentication still comes first: no token learns nothing of the routes.
+  expect((await request('PUT', `${svc.base}/api/v1/sites`)).status).toBe(401);
+});
+
 test('successful authentications spend nothing of the address budget', async () => {
   for (let i = 0; i < 6; i++) expect((await from('198.51.100.1', t.token)).status).toBe(200);
   expect((await from('198.51.100.1', 'garbage')).status).toBe(401);
