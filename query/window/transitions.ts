@@ -28,8 +28,14 @@ function transitions(from: number, to: number, tz: string): Transition[] {
   return out;
 }
 
-/** First second in (lo, hi] whose offset differs from `off`. */
+/**
+ * First second in (lo, hi] whose offset differs from `off`. Bisected on whole epoch seconds (where
+ * every transition is): on the grid of a `from` with milliseconds the change was found 0.345 s late,
+ * and the spring-forward gap then began at 02:00:00.345, so the skipped 02:00 got a row.
+ */
 function bisect(lo: number, hi: number, off: number, tz: string): number {
+  lo = Math.floor(lo / 1000) * 1000;
+  hi = Math.ceil(hi / 1000) * 1000;
   while (hi - lo > 1000) {
     const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
     if (offsetMs(mid, tz) === off) lo = mid;
@@ -38,9 +44,21 @@ function bisect(lo: number, hi: number, off: number, tz: string): number {
   return hi;
 }
 
-/** Wall-clock intervals that never happen: `[at + before, at + after)` for each forward jump. */
-export function gaps(from: number, to: number, tz: string): { start: number; end: number }[] {
-  return transitions(from, to, tz)
-    .filter((x) => x.after > x.before)
-    .map((x) => ({ start: x.at + x.before, end: x.at + x.after }));
+/**
+ * The wall-clock time a span covers, as half-open ranges: one per stretch of constant offset. A
+ * spring-forward leaves a hole between two ranges; a fall-back makes them overlap (the repeated
+ * hour), and the latest wall time reached may lie before the span's end in wall time. A span ending
+ * at the start of a day that begins at 01:00 (Santiago, Beirut) reaches that day's 00:00 exclusive.
+ */
+export function wallRanges(from: number, to: number, tz: string): { start: number; end: number }[] {
+  const ranges: { start: number; end: number }[] = [];
+  let start = from;
+  let off = offsetMs(from, tz);
+  for (const x of transitions(from, to, tz)) {
+    if (x.at > start) ranges.push({ start: start + off, end: x.at + off });
+    start = x.at;
+    off = x.after;
+  }
+  if (to > start) ranges.push({ start: start + off, end: to + off });
+  return ranges;
 }

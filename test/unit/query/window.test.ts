@@ -121,4 +121,43 @@ describe('bucket labels', () => {
   test('a window inside the repeated hour still has its bucket', () => {
     expect(bucketLabels('hour', span('2026-10-25T00:40:00Z', '2026-10-25T01:10:00Z'), 'Europe/Paris', 10_000)).toEqual(['2026-10-25 02:00:00']);
   });
+
+  const minutes = (from: string, to: string) => (label: string) => label.slice(11, 16) >= from && label.slice(11, 16) <= to;
+
+  test('a window ending inside the repeated hour keeps the first pass\'s later minutes (the last 50 minutes at 01:20 EST)', () => {
+    // 01:30 EDT (05:30Z) to 01:20 EST (06:20Z): 01:30-01:59 of the first pass and 01:00-01:19 of the second.
+    const labels = bucketLabels('minute', span('2026-11-01T05:30:00Z', '2026-11-01T06:20:00Z'), 'America/New_York', 10_000)!;
+    expect(labels).toHaveLength(50);
+    expect(labels.filter(minutes('01:00', '01:19'))).toHaveLength(20);
+    expect(labels.filter(minutes('01:30', '01:59'))).toHaveLength(30);
+    expect(labels[0]).toBe('2026-11-01 01:00:00');
+    expect(labels[49]).toBe('2026-11-01 01:59:00');
+    // 01:00 EDT to 01:59 EST: every minute of the hour once, 01:59 included.
+    expect(bucketLabels('minute', span('2026-11-01T05:00:00Z', '2026-11-01T06:59:00Z'), 'America/New_York', 10_000)).toHaveLength(60);
+  });
+
+  test('a repeat longer than the bucket (Troll falls back two hours) keeps the hour reached before the fall-back', () => {
+    // 00:00 +02 (22:00Z) to 01:30 +00 (01:30Z): wall 00:00-03:00 then 01:00-01:30.
+    expect(bucketLabels('hour', span('2026-10-24T22:00:00Z', '2026-10-25T01:30:00Z'), 'Antarctica/Troll', 10_000))
+      .toEqual(['2026-10-25 00:00:00', '2026-10-25 01:00:00', '2026-10-25 02:00:00']);
+  });
+
+  test('the skipped hour has no row when the window starts with milliseconds (last24h, the retention clamp)', () => {
+    const labels = bucketLabels('hour', span('2026-03-08T05:00:00.001Z', '2026-03-09T04:00:00Z'), 'America/New_York', 10_000)!;
+    expect(labels).toHaveLength(23); // 00:00 (partial) to 23:00, without 02:00
+    expect(labels).not.toContain('2026-03-08 02:00:00');
+    expect(bucketLabels('minute', span('2026-03-08T06:59:00.250Z', '2026-03-08T07:02:00Z'), 'America/New_York', 10_000))
+      .toEqual(['2026-03-08 01:59:00', '2026-03-08 03:00:00', '2026-03-08 03:01:00']);
+  });
+
+  test('a window ending where a day begins at 01:00 (Santiago skips midnight) has no row for that day', () => {
+    // Sep 1 00:00 -04 to Sep 6 01:00 -03: Sep 1-5.
+    const days = bucketLabels('day', span('2026-09-01T04:00:00Z', '2026-09-06T04:00:00Z'), 'America/Santiago', 10_000)!;
+    expect(days).toEqual(['2026-09-01 00:00:00', '2026-09-02 00:00:00', '2026-09-03 00:00:00', '2026-09-04 00:00:00', '2026-09-05 00:00:00']);
+    // And the day itself, which starts at 01:00, is one row.
+    expect(bucketLabels('day', span('2026-09-06T04:00:00Z', '2026-09-07T03:00:00Z'), 'America/Santiago', 10_000)).toEqual(['2026-09-06 00:00:00']);
+    // last7d viewed on Sep 5 ends where Sep 6 begins: 7 rows, not a phantom 8th for "tomorrow".
+    const week = resolvePeriod('last7d', { now: ms('2026-09-05T15:00:00Z'), tz: 'America/Santiago', earliestEvent: null });
+    expect(bucketLabels('day', week, 'America/Santiago', 10_000)).toHaveLength(7);
+  });
 });
