@@ -8,6 +8,7 @@ import { viewCounter } from '../model/share-views';
 import { resolveWindow, spelledZone, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { publicSite, sendFeed, sendNotFoundPage, sendPage, type PublicSite } from './pages';
 import { FeedCache } from './cache';
+import { addDays, localToUtc, startOfDay, zonedParts } from '../query/window/zoned';
 import { FeedGate } from './gate';
 import { runReport } from '../query';
 import { boardData } from './share-data';
@@ -34,6 +35,16 @@ function defaultPeriod(maxRangeDays: number): Period {
   return maxRangeDays >= 30 ? 'last30d' : maxRangeDays >= 7 ? 'last7d' : 'today';
 }
 
+/**
+ * Where "the last N days" begins: N x 24 hours ago, or midnight N - 1 local days ago when that is
+ * earlier. After a fall-back the calendar's last 30 days (last30d) are an hour longer than 720 hours,
+ * and the board's own default window was refused from 23:00 to midnight for 29 days.
+ */
+function lookBackStart(now: number, days: number, tz: string): number {
+  const calendar = localToUtc(addDays(startOfDay(zonedParts(now, tz)), -(days - 1)), tz);
+  return Math.min(now - days * DAY, calendar);
+}
+
 /** A viewer may look back at most max_range_days from now; the window is refused, never narrowed. */
 export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
   // Boards are drawn in the site's own timezone unless the viewer asks for another.
@@ -42,7 +53,7 @@ export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
   if (!parsed.success) throw formatZodError(parsed.error, 'query');
   const max = board.row.max_range_days;
   // Read the clock once: `period=all` starts exactly here, and a later read would refuse it.
-  const earliest = nowMs() - max * DAY;
+  const earliest = lookBackStart(nowMs(), max, parsed.data.tz);
   const w = resolveWindow(parsed.data, defaultPeriod(max), board.retentionDays, earliest);
   if (w.fromMs < earliest) {
     throw invalidRequest(`period/from: this board shows at most the last ${max} days (max_range_days)`, { max_range_days: max });

@@ -8,9 +8,9 @@ import { boardWindow, type LiveBoard } from '../../public/share';
  * the board's own widest window must never be refused as reaching past max_range_days.
  */
 const DAY = 86_400_000;
-const board = (maxRangeDays: number): LiveBoard => ({
+const board = (maxRangeDays: number, timezone = 'UTC'): LiveBoard => ({
   row: { max_range_days: maxRangeDays } as ShareRow,
-  site: { timezone: 'UTC' } as Site,
+  site: { timezone } as Site,
   retentionDays: 1095,
 });
 
@@ -37,4 +37,17 @@ test('a window reaching past max_range_days is refused, naming it', () => {
   setClock('2026-03-10T12:00:00Z');
   expect(() => boardWindow(board(7), { period: 'last30d' })).toThrow(/max_range_days/);
   expect(boardWindow(board(7), { period: 'last7d' }).fromMs).toBe(Date.parse('2026-03-04T00:00:00Z'));
+});
+
+test.each([
+  ['2026-11-21T23:30:00Z', 'Europe/London', 30, 'last30d'],
+  ['2026-11-21T21:30:00Z', 'Europe/Helsinki', 30, 'last30d'],
+  ['2026-11-05T04:30:00Z', 'America/New_York', 7, 'last7d'],
+])('at %s in %s, after a fall-back, the board\'s own default window (%d days: %s) is served', (now, tz, days, period) => {
+  setClock(now);
+  const w = boardWindow(board(days, tz), {});
+  expect(w.fromMs).toBeLessThan(Date.parse(now) - days * DAY + 3_600_000); // an hour longer than days x 24 h
+  expect(boardWindow(board(days, tz), { period }).fromMs).toBe(w.fromMs);
+  // A day further back is still refused.
+  expect(() => boardWindow(board(days, tz), { from: new Date(w.fromMs - DAY).toISOString(), to: now })).toThrow(/max_range_days/);
 });
