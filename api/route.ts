@@ -105,11 +105,12 @@ export function registeredRoutes(): RouteInfo[] {
   return [...registered.values()];
 }
 
-const pathPattern = (path: string) => new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}/?$`);
+/** Each route's path as a pattern (`{siteId}` is one segment), made once at registration. */
+const pathPatterns = new Map<string, RegExp>();
 
 /** The methods of the routes at `path` (under /api/v1), upper case; none for a path no route has. */
 export function methodsAt(path: string): string[] {
-  const methods = registeredRoutes().filter((r) => pathPattern(r.path).test(path)).map((r) => r.method.toUpperCase());
+  const methods = registeredRoutes().filter((r) => pathPatterns.get(r.path)!.test(path)).map((r) => r.method.toUpperCase());
   return [...new Set(methods)];
 }
 
@@ -124,6 +125,7 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
   const id = `${spec.method} ${spec.path}`;
   if (registered.has(id)) return;
   registered.set(id, { method: spec.method, path: spec.path, scope: spec.scope, alsoScope: spec.alsoScope });
+  if (!pathPatterns.has(spec.path)) pathPatterns.set(spec.path, new RegExp(`^${spec.path.replace(/\{\w+\}/g, '[^/]+')}/?$`));
   const params = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const isWrite = spec.method !== 'get';
   const envelope = z.object({

@@ -45,5 +45,5 @@ function refineBy<T extends z.ZodType<string>>(schema: T, check: (s: string) => 
   return schema.superRefine((s, ctx) => {
     const verdict = check(s);
     if (verdict !== true) ctx.addIssue({ code: 'custom', message: verdict });
-  }) as unknown as T;
+  });
 }

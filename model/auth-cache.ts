@@ -70,10 +70,7 @@ export class AuthCache {
    * undefined: nothing is loaded or stored. For addresses refused lookups (api/rate-limit.ts).
    */
   async known(hash: string): Promise<ResolvedKey | null | undefined> {
-    const gen = await this.generation.current();
-    if (gen === null || gen !== this.seen) return undefined;
-    const hit = this.keys.get(hash);
-    return hit && Date.now() - hit.at < this.opts.ttlMs ? hit.value : undefined;
+    return (await this.usable()) ? this.fresh(this.keys, hash)?.value : undefined;
   }
 
   /** A site by id; callers get a copy so they cannot alter the cached one. */
@@ -94,19 +91,30 @@ export class AuthCache {
     this.sites.clear();
   }
 
-  private async through<T>(map: Map<string, Entry<T>>, id: string, load: () => Promise<T>): Promise<T> {
+  /** Whether entries may be served: the generation is known, and everything older than it is dropped. */
+  private async usable(): Promise<boolean> {
     const gen = await this.generation.current();
     if (gen === null) {
       // Changes made while the generation was unknown were not announced: start over when it is back.
       this.seen = null;
-      return load();
+      return false;
     }
     if (gen !== this.seen) {
       this.clear();
       this.seen = gen;
     }
+    return true;
+  }
+
+  private fresh<T>(map: Map<string, Entry<T>>, id: string): Entry<T> | undefined {
     const hit = map.get(id);
-    if (hit && Date.now() - hit.at < this.opts.ttlMs) return hit.value;
+    return hit && Date.now() - hit.at < this.opts.ttlMs ? hit : undefined;
+  }
+
+  private async through<T>(map: Map<string, Entry<T>>, id: string, load: () => Promise<T>): Promise<T> {
+    if (!(await this.usable())) return load();
+    const hit = this.fresh(map, id);
+    if (hit) return hit.value;
     const epoch = this.epoch;
     const value = await load();
     if (epoch === this.epoch) {

@@ -80,11 +80,15 @@ export async function earliestEvent(store: Store, siteId: string): Promise<numbe
   return row?.first ? Date.parse(row.first.replace(' ', 'T') + 'Z') : null;
 }
 
-/** The earliest value of `column` in a small per-site table (payments, search days), or null. */
+/**
+ * The earliest value of `column` in a small per-site table (payments, search days), or null. Read
+ * FINAL without tombstones, as the reports read them: a purged property's or account's rows (a
+ * re-key, a re-sync) must not move where `all` starts.
+ */
 async function earliestIn(store: Store, siteId: string, tableName: string, column: string): Promise<number | null> {
   const [row] = await execute<{ first: string | null }>(store, select({
     columns: [as(fn('toString', fn('minOrNull', col(column))), 'first')],
-    from: table(tableName), where: eq(col('site_id'), param('UUID', siteId)),
+    from: table(tableName, { final: true }), where: and(eq(col('site_id'), param('UUID', siteId)), eq(col('is_deleted'), lit(0))),
   }));
   if (!row?.first) return null;
   return Date.parse(row.first.length === 10 ? `${row.first}T00:00:00Z` : row.first.replace(' ', 'T') + 'Z');

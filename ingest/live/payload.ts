@@ -80,8 +80,9 @@ function domainsOf(o: Obj, url: URL): string[] | string {
     return one ? [one] : `${given(o, 'domain', 'd')} must name a site`;
   }
   const list = text.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
-  if (list.length === 0) return `${given(o, 'domain', 'd')} must name a site`;
-  if (list.length > MAX_DOMAINS) return `${given(o, 'domain', 'd')} lists at most ${MAX_DOMAINS} sites`;
+  if (list.length === 0 || list.length > MAX_DOMAINS) {
+    return `${given(o, 'domain', 'd')} ${list.length ? `lists at most ${MAX_DOMAINS} sites` : 'must name a site'}`;
+  }
   return [...new Set(list)];
 }
 
@@ -93,11 +94,12 @@ const urls = new BoundedMemo<URL>(5000);
 
 const MEMO_URL_MAX = 2000;
 
-function pageUrl(raw: string, field: () => string): URL | string {
-  if (raw.length > MEMO_URL_MAX) return parseHttpUrl(raw, field());
+/** `o` only names the field in a refusal (`u` or `url`); a memo hit costs no lookup of it. */
+function pageUrl(raw: string, o: Obj): URL | string {
+  if (raw.length > MEMO_URL_MAX) return parseHttpUrl(raw, given(o, 'url', 'u'));
   const hit = urls.get(raw);
   if (hit) return hit;
-  const url = parseHttpUrl(raw, field());
+  const url = parseHttpUrl(raw, given(o, 'url', 'u'));
   return typeof url === 'string' ? url : urls.set(raw, url);
 }
 
@@ -110,7 +112,7 @@ export function parsePayload(body: unknown): EventPayload | string {
   if (isError(name)) return name.error;
   const rawUrl = requiredString(o, 'url', 'u');
   if (isError(rawUrl)) return rawUrl.error;
-  const url = pageUrl(rawUrl, () => given(o, 'url', 'u'));
+  const url = pageUrl(rawUrl, o);
   if (typeof url === 'string') return url;
   const domains = domainsOf(o, url);
   if (typeof domains === 'string') return domains;

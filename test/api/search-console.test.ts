@@ -286,6 +286,9 @@ describe('changing the property', () => {
     const moved = await connect(second);
     expect(moved.backfill.counts).toMatchObject({ days: 1 });
     expect(await totals(t)).toEqual({ ...expected(secondRows()), partial: false });
+    // The first property's cleared days do not move where period=all starts (the site has no events).
+    const all = await svc.api('GET', `/sites/${t.siteId}/search/totals?period=all&tz=UTC`, { token: t.token });
+    expect(all.body.meta.range.from.slice(0, 10)).toBe(day(3));
     expect((await terms(t)).map((r: { term: string }) => r.term)).toEqual(['second thing']);
   });
 
