@@ -31,9 +31,11 @@ export async function runBackfill(p: BackfillPayload, ctx: WorkerContext, attemp
   try {
     const finished = await provider.importAll({
       siteId: p.siteId, row: started, ctx, credentials: openCredentials(ctx.secrets, started),
-      progress: async (cursor, added) => Boolean(await repo.update(p.siteId, (row) => {
+      progress: async (cursor, added, write) => Boolean(await repo.update(p.siteId, async (row) => {
         const mine = ours(row);
-        return mine && { ...mine, backfill_cursor: cursor, backfill_counts: addCounts(mine, { pages: 1, ...added }) };
+        if (!mine) return undefined;
+        await write?.();
+        return { ...mine, backfill_cursor: cursor, backfill_counts: addCounts(mine, { pages: 1, ...added }) };
       })),
     });
     if (!finished) return;

@@ -30,20 +30,24 @@ async function queueBackfill(deps: IntegrationDeps, row: IntegrationRow): Promis
  * Connect (or re-key) the site's provider with its body (validated by the route against the
  * provider's schema); the credentials are checked live before anything is stored. A connection to
  * an account other than the stored data's is a re-sync: a new connection (imported data outlives a
- * disconnect, and may be another property's or account's) or a re-key to another account (Search
- * Console property, Stripe key) clears what the provider stored for the site and queues a full
- * import, so two accounts' figures are never summed. Re-keying with the same account (adding the
- * webhook secret) keeps the import's state, and re-queues it if it had failed (a revoked key is the
- * usual cause). A site connected to another provider is 409: connecting would silently drop that
- * connection's credentials, so it is disconnected first, on purpose.
+ * disconnect, and may be another property's or account's) or a re-key to another account (another
+ * Search Console property; a Stripe key whose newest charge the site does not hold) clears what the
+ * provider stored for the site, drops the old account's webhook secret unless a new one is given, and
+ * queues a full import, so two accounts' figures are never summed. As on a connect while Redis is
+ * down, the reconciler queues that import once Redis is back. Re-keying the same account (a rolled
+ * key, adding the webhook secret) keeps the import's state, and re-queues it if it had failed (a
+ * revoked key is the usual cause). A site connected to another provider is 409: connecting would
+ * silently drop that connection's credentials, so it is disconnected first, on purpose.
  */
 export async function connect<I>(deps: IntegrationDeps, siteId: string, provider: Provider<I>, input: I): Promise<IntegrationRow> {
   const repo = new IntegrationRepo(deps.store);
   // Refused before the provider is called, and again in the site's turn below.
   refuseOtherProvider(await repo.get(siteId), provider.name);
   const credentials = provider.credentials(input);
-  await provider.verify(credentials, deps.config);
+  const witness = await provider.verify(credentials, deps.config);
   const account = provider.account(input);
+  const sameAccount = async (stored: IntegrationRow) =>
+    stored.account === account || (witness !== undefined && (await provider.holds?.(deps.store, siteId, witness)) === true);
   const webhookSecret = provider.webhookSecret(input);
   const sealed = {
     credentials: sealCredentials(deps.secrets, credentials),
@@ -53,7 +57,7 @@ export async function connect<I>(deps: IntegrationDeps, siteId: string, provider
   const row = await repo.update(siteId, async (stored) => {
     refuseOtherProvider(stored, provider.name);
     const same = stored?.provider === provider.name ? stored : undefined;
-    const otherData = !same || same.account !== account;
+    const otherData = !same || !(await sameAccount(same));
     requeue = otherData || same.backfill_state === 'failed';
     // In the site's turn, as a re-sync purges: the old generation's job stops at its next unit.
     if (otherData) await provider.purge(deps.store, siteId);
@@ -63,8 +67,9 @@ export async function connect<I>(deps: IntegrationDeps, siteId: string, provider
       ...(requeue ? queuedBackfill(siteId, provider.counts) : {}),
       account,
       credentials: sealed.credentials,
-      // Re-keying without a webhook secret keeps the one set before.
-      webhook_secret: sealed.webhook_secret || same?.webhook_secret || '',
+      // Re-keying the same account without a webhook secret keeps the one set before; another
+      // account's endpoint secret would let its notifications in.
+      webhook_secret: sealed.webhook_secret || (otherData ? '' : same?.webhook_secret ?? ''),
     } as IntegrationRow;
   });
   if (requeue) await queueBackfill(deps, row!);
@@ -113,7 +118,10 @@ async function credentialsStillWork(deps: IntegrationDeps, p: Provider, row: Int
  */
 export async function resync(deps: IntegrationDeps, siteId: string, provider: string): Promise<IntegrationRow> {
   const p = providerNamed(provider);
-  await credentialsStillWork(deps, p, await connectionOf(deps.store, siteId, provider));
+  const connected = await connectionOf(deps.store, siteId, provider);
+  // The cheap refusal first: with Redis down no provider call is made (checked again in the turn).
+  if (!deps.queues.available()) throw queueUnavailable();
+  await credentialsStillWork(deps, p, connected);
   const row = await new IntegrationRepo(deps.store).update(siteId, async (stored) => {
     if (!stored || stored.provider !== provider) throw notFound(`${provider} connection`);
     if (!deps.queues.available()) throw queueUnavailable();

@@ -19,8 +19,16 @@ export interface Provider<Input = unknown, Credentials = unknown> {
   /**
    * The credentials work for what the import does: a refusal is the caller's 400, an outage a 503.
    * Run on connect (the body's credentials) and before a re-sync clears anything (the stored ones).
+   * Resolves to a witness of the account when it can name one: an id of its data (Stripe: its newest
+   * charge), which `holds` then looks for among what the site stored.
    */
-  verify(credentials: Credentials, config: Config): Promise<void>;
+  verify(credentials: Credentials, config: Config): Promise<string | undefined>;
+  /**
+   * Whether the site's stored data holds `witness`: then a re-key whose `account` reads differently
+   * (a rolled Stripe key shows other last characters) reaches the same account, and nothing is
+   * cleared. Without it, another `account` is another account's data.
+   */
+  holds?(store: Store, siteId: string, witness: string): Promise<boolean>;
   /** Which account the connection reads, as GET /integrations shows it: never a secret. */
   account(input: Input): string;
   /** What is sealed into `credentials` (never read back through the API). */
@@ -47,8 +55,10 @@ export interface BackfillRun<Credentials> {
   credentials: Credentials;
   ctx: WorkerContext;
   /**
-   * Record a stored unit of work: the cursor a restart goes on from, and what it added to the counts
-   * (one page is counted per call). False when the generation was replaced: stop.
+   * Store a unit of work (`write`) and record it: the cursor a restart goes on from, and what it
+   * added to the counts (one page is counted per call). The write runs in the site's turn and only
+   * while this generation is current, so a unit read before a re-sync or a re-key to another account
+   * is never written after their purge. False when the generation was replaced: stop.
    */
-  progress(cursor: string, added: Record<string, number>): Promise<boolean>;
+  progress(cursor: string, added: Record<string, number>, write?: () => Promise<void>): Promise<boolean>;
 }

@@ -123,6 +123,8 @@ function addRow(into: Map<string, TermPage>, r: searchconsole_v1.Schema$ApiDataR
 export interface DayImport {
   rows: number;
   requests: number;
+  /** Store the day (replacing its older rows); the caller runs it in the site's turn. */
+  write(): Promise<void>;
 }
 
 type Query = searchconsole_v1.Params$Resource$Searchanalytics$Query['requestBody'];
@@ -137,11 +139,12 @@ async function askDay(sc: searchconsole_v1.Searchconsole, property: string, day:
 }
 
 /**
- * Import one day whole: its property total (from `totals`, read once for a range of days), then every
+ * Read one day whole: its property total (from `totals`, read once for a range of days), then every
  * page of its (date, query, page) rows, final unless the console says data from that day on is still
- * being collected (`firstIncompleteDate`). `requests` counts the pages of term rows.
+ * being collected (`firstIncompleteDate`). `requests` counts the pages of term rows. Nothing is
+ * stored until `write` is called.
  */
-export async function importDay(
+export async function readDay(
   sc: searchconsole_v1.Searchconsole, store: Store, siteId: string, property: string, day: string, totals: DayTotals,
 ): Promise<DayImport> {
   const version = nextVersion();
@@ -158,9 +161,11 @@ export async function importDay(
   }
   const rows = [...sums.values(), ...(total ? [total] : [])]
     .map((sum) => ({ site_id: siteId, date: day, ...sum, is_final: final ? 1 : 0, version, is_deleted: 0 }));
-  if (rows.length) await store.insert(SEARCH_TABLE, rows);
-  await clearRows(store, siteId, { day, before: version });
-  return { rows: sums.size, requests };
+  const write = async () => {
+    if (rows.length) await store.insert(SEARCH_TABLE, rows);
+    await clearRows(store, siteId, { day, before: version });
+  };
+  return { rows: sums.size, requests, write };
 }
 
 const COLUMNS = ['site_id', 'date', 'term', 'hostname', 'path', 'clicks', 'impressions', 'position_sum', 'is_final'];

@@ -6,7 +6,7 @@ import { nowMs } from '../core/clock';
 import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { BackfillRun, Provider } from './provider';
 import {
-  clearRows, consoleDate, dayTotals, daysWithData, importDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
+  clearRows, consoleDate, dayTotals, daysWithData, readDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
 } from './search-console';
 import { googleFailure } from './google-errors';
 
@@ -70,7 +70,7 @@ const toCredentials = (input: ConnectInput): SearchCredentials => ({
 });
 
 /** The account must read the property (all an import does): refusals are the caller's 400, an outage a 503. */
-async function verify(c: SearchCredentials, config: { googleApiUrl?: URL }): Promise<void> {
+async function verify(c: SearchCredentials, config: { googleApiUrl?: URL }): Promise<undefined> {
   let level: string | null | undefined;
   try {
     level = (await searchClient(c, config.googleApiUrl).sites.get({ siteUrl: c.property })).data.permissionLevel;
@@ -83,6 +83,7 @@ async function verify(c: SearchCredentials, config: { googleApiUrl?: URL }): Pro
     throw new AppError(503, 'provider_unavailable', 'Google could not be reached to check the service account; try again shortly.', undefined, { 'Retry-After': '30' });
   }
   if (level === 'siteUnverifiedUser') throw invalidRequest(`property: ${c.property} is not verified in Search Console; verify it first.`);
+  return undefined; // the property is the account: another property is another account's data
 }
 
 /** Days with data, newest first, from the day before the cursor (or today) back to the console's oldest. */
@@ -93,8 +94,8 @@ async function importAll(run: BackfillRun<SearchCredentials>): Promise<boolean> 
   const last = run.row.backfill_cursor ? shiftDate(run.row.backfill_cursor, -1) : today;
   const totals = await dayTotals(sc, c.property, retentionStart(today), last);
   for (const day of daysWithData(totals)) {
-    const done = await importDay(sc, run.ctx.store, run.siteId, c.property, day, totals);
-    if (!(await run.progress(day, { days: 1, rows: done.rows, pages: done.requests }))) return false;
+    const done = await readDay(sc, run.ctx.store, run.siteId, c.property, day, totals);
+    if (!(await run.progress(day, { days: 1, rows: done.rows, pages: done.requests }, done.write))) return false;
   }
   return true;
 }

@@ -4,7 +4,7 @@ import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
 import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { WorkerContext } from '../workers/types';
 import { openCredentials } from './providers';
-import { consoleDate, dayTotals, importDay, oldestNotFinal, searchClient, shiftDate, type SearchCredentials } from './search-console';
+import { consoleDate, dayTotals, readDay, oldestNotFinal, searchClient, shiftDate, type SearchCredentials } from './search-console';
 import { searchConsoleProvider } from './search-provider';
 
 /**
@@ -35,7 +35,11 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
   let error: string | null = null;
   try {
     const totals = await dayTotals(sc, c.property, first, today);
-    for (let day = today; day >= first; day = shiftDate(day, -1)) await importDay(sc, ctx.store, row.site_id, c.property, day, totals);
+    for (let day = today; day >= first; day = shiftDate(day, -1)) {
+      const done = await readDay(sc, ctx.store, row.site_id, c.property, day, totals);
+      // Written only while the connection is the one this refresh read for (not re-keyed meanwhile).
+      if (!(await repo.whileCurrent(row.site_id, row.backfill_job, done.write))) return;
+    }
   } catch (err) {
     // An outage is retried by the next run; a refusal (revoked key, access removed) is shown on
     // GET /integrations until a refresh succeeds again.

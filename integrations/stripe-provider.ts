@@ -67,12 +67,12 @@ async function importAll(run: BackfillRun<StripeCredentials>): Promise<boolean> 
   let { phase, after } = parseCursor(run.row.backfill_cursor);
   for (;;) {
     const page = await PHASES[phase].page(stripe, run.siteId, after);
-    if (page.rows.length) await run.ctx.store.insert(page.table, page.rows);
+    const write = page.rows.length ? () => run.ctx.store.insert(page.table, page.rows) : undefined;
     after = page.ids[page.ids.length - 1] ?? after;
     // Where a restart goes on: this phase after its last stored id, else the next phase from its start.
     const following = page.hasMore ? phase : ORDER[ORDER.indexOf(phase) + 1];
     const cursor = following === phase || following === undefined ? `${phase}:${after ?? ''}` : `${following}:`;
-    if (!(await run.progress(cursor, { [PHASES[phase].counts]: page.ids.length }))) return false;
+    if (!(await run.progress(cursor, { [PHASES[phase].counts]: page.ids.length }, write))) return false;
     if (following === undefined) return true;
     if (following !== phase) [phase, after] = [following, undefined];
   }
@@ -80,13 +80,15 @@ async function importAll(run: BackfillRun<StripeCredentials>): Promise<boolean> 
 
 /**
  * The key must list charges and disputes (what the backfill and webhooks read): a wrong key is the
- * caller's 400, an unreachable Stripe a 503.
+ * caller's 400, an unreachable Stripe a 503. Resolves to the id of the account's newest charge, the
+ * witness `holds` looks for (a key reads one account: if the site stored that charge, it is the same).
  */
-async function verify(credentials: StripeCredentials, config: { stripeApiUrl?: URL }): Promise<void> {
+async function verify(credentials: StripeCredentials, config: { stripeApiUrl?: URL }): Promise<string | undefined> {
   const stripe = stripeClient(credentials.secret_key, config.stripeApiUrl);
   try {
-    await stripe.charges.list({ limit: 1 });
+    const newest = await stripe.charges.list({ limit: 1 });
     await stripe.disputes.list({ limit: 1 });
+    return newest.data[0]?.id;
   } catch (err) {
     if (err instanceof Stripe.errors.StripeAuthenticationError) throw invalidRequest('secret_key: Stripe refused this key.');
     if (err instanceof Stripe.errors.StripePermissionError) {
@@ -126,6 +128,12 @@ export const stripeProvider: Provider<ConnectInput, StripeCredentials> = {
   counts: ['payments', 'subscriptions'],
   importAll,
   purge,
+  async holds(store, siteId, witness) {
+    const found = await store.query<{ n: number }>(
+      `SELECT count() AS n FROM ${store.table('payments')} FINAL WHERE site_id = {s:UUID} AND provider = {p:String} AND payment_id = {id:String} AND is_deleted = 0`,
+      { s: siteId, p: STRIPE, id: witness });
+    return Number(found[0]?.n ?? 0) > 0;
+  },
   permanent: (err) => err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError ||
     err instanceof Stripe.errors.StripeInvalidRequestError,
   describe(err) {

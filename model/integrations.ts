@@ -78,6 +78,18 @@ export class IntegrationRepo {
     });
   }
 
+  /**
+   * `write` in the site's turn, only while the connection's generation is still `job`; false (and
+   * nothing written) once a re-sync, a re-key to another account or a disconnect replaced it.
+   */
+  whileCurrent(siteId: string, job: string, write: () => Promise<void>): Promise<boolean> {
+    return this.table.exclusive(siteId, async () => {
+      if ((await this.get(siteId))?.backfill_job !== job) return false;
+      await write();
+      return true;
+    });
+  }
+
   remove(row: IntegrationRow): Promise<void> {
     return this.table.exclusive(row.site_id, () => this.table.remove(row));
   }

@@ -243,7 +243,9 @@ describe('failures and recovery', () => {
       amount_cents: 77_700, refunded_cents: 0, currency: 'USD', status: 'succeeded', paid_at: '2026-06-10 00:00:00.000', version: 1, is_deleted: 0 }]);
     const other = 'sk_test_otherAccount0001';
     stripe.keys.add(other);
-    const res = await put(t, { secret_key: other });
+    // Another account: the same figures under its own charge ids, so none of the first account's is there.
+    stripe.accounts.set(other, stripe.charges.map((c) => ({ ...c, id: c.id.replace(/^ch_/, 'ch_other_') })));
+    const res = await put(t, { secret_key: other, webhook_secret: 'whsec_otherAccount1234' });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ account: 'test secret key ...0001', webhook: { configured: true }, backfill: { state: 'queued', counts: { payments: 0 } } });
     await backfillState(t, 'completed');
@@ -251,6 +253,63 @@ describe('failures and recovery', () => {
     expect(revenue).toBe(net(stripe.charges));
     const row = await new IntegrationRepo(svc.running.ctx.store).get(t.siteId);
     expect(JSON.parse(svc.running.ctx.secrets.open(row!.credentials))).toEqual({ secret_key: other });
+  });
+
+  test('a rolled key of the same account (its newest charge is stored) keeps the import and the webhook secret', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    stripe.charges.push(...juneCharges('rk').slice(0, 3));
+    try {
+      expect((await put(t, { secret_key: KEY, webhook_secret: WHSEC })).status).toBe(200);
+      const before = (await backfillState(t, 'completed')).backfill;
+      expect(before.counts.payments).toBe(3);
+      const rolled = 'sk_test_rolledSameAcct01';
+      stripe.keys.add(rolled);
+      const res = await put(t, { secret_key: rolled });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({ account: 'test secret key ...ct01', webhook: { configured: true }, backfill: { state: 'completed', counts: before.counts } });
+    } finally {
+      stripe.charges = stripe.charges.filter((c) => !c.id.startsWith('ch_rk'));
+    }
+  });
+
+  test('another account\'s key without a webhook secret drops the first account\'s secret (its notifications would get in)', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write'] });
+    expect((await put(t, { secret_key: KEY, webhook_secret: WHSEC })).status).toBe(200);
+    const other = 'sk_test_thirdAccount0001';
+    stripe.keys.add(other);
+    stripe.accounts.set(other, []);
+    const res = await put(t, { secret_key: other });
+    expect(res.body.data).toMatchObject({ webhook: { configured: false } });
+  });
+
+  test('a page the old account\'s import read before a re-key to another account is not written after its purge', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    stripe.charges.push(...juneCharges('old').slice(0, 5));
+    expect((await put(t, { secret_key: KEY })).status).toBe(200);
+    await backfillState(t, 'completed');
+    const repo = new IntegrationRepo(svc.running.ctx.store);
+    // A charge the first import did not see, so no tombstone of the purge covers it.
+    stripe.charges.push({ ...juneCharges('old_late')[0] });
+    // An import of the first account, run here so the test holds its first page between read and write.
+    const queued = (await repo.update(t.siteId, (row) => row && { ...row, ...queuedBackfill(t.siteId, ['payments', 'subscriptions']) }))!;
+    const release = stripe.holdNext('/v1/charges');
+    const asked = stripe.requests.length;
+    const backfill = svc.running.ctx.queues.definition('integration-backfill')!;
+    const old = backfill.handler({ siteId: t.siteId, job: queued.backfill_job }, { ...svc.running.ctx, enqueue: svc.running.ctx.queues.enqueue } as never, { made: 0, max: 1 });
+    await until('the old import reads a page', async () => stripe.requests.slice(asked).some((r) => r.startsWith('GET /v1/charges?')), (read) => read);
+    const other = 'sk_test_fourthAccount001';
+    stripe.keys.add(other);
+    const mine = juneCharges('fa').slice(0, 12);
+    stripe.accounts.set(other, mine);
+    expect((await put(t, { secret_key: other })).status).toBe(200);
+    release();
+    await old;
+    await backfillState(t, 'completed');
+    const store = svc.running.ctx.store;
+    const stored = await store.query<{ id: string }>(
+      `SELECT payment_id AS id FROM ${store.table('payments')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0 ORDER BY id`, { s: t.siteId });
+    expect(stored.map((r) => r.id)).toEqual(mine.map((c) => c.id).sort());
+    stripe.charges = stripe.charges.filter((c) => !c.id.startsWith('ch_old'));
   });
 
   test('a key revoked at Stripe: a re-sync is 409 and clears nothing; an import running into it fails at once; re-keying queues it again', async () => {

@@ -32,6 +32,8 @@ export interface StripeDouble {
   /** Keys that may read charges but not disputes. */
   disputesDenied: Set<string>;
   charges: DoubleCharge[];
+  /** Keys of other Stripe accounts, each seeing its own charges instead of `charges`. */
+  accounts: Map<string, DoubleCharge[]>;
   subscriptions: DoubleSubscription[];
   /** The next n requests (to `pathname` only, when given) answer 500 (or 429: Stripe's rate limit). */
   failNext(n: number, pathname?: string, status?: 500 | 429): void;
@@ -99,18 +101,19 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
     if (!double.keys.has(key)) return error(res, 401, 'invalid_request_error', 'Invalid API Key provided');
     if (double.readOnlyDenied.has(key) || (double.disputesDenied.has(key) && url.pathname === '/v1/disputes')) return error(res, 403, 'invalid_request_error', 'The provided key does not have the required permissions');
+    const charges = double.accounts.get(key) ?? double.charges;
     const expanded = (path: string) => [...url.searchParams.entries()].some(([k, v]) => k.startsWith('expand') && v === path);
     const one = /^\/v1\/charges\/([^/]+)$/.exec(url.pathname);
     let body: object | undefined;
     if (req.method === 'GET' && url.pathname === '/v1/charges') {
-      body = listPage(double.charges, url.searchParams, '/v1/charges', (c) => chargeObject(c, expanded('data.payment_intent')));
+      body = listPage(charges, url.searchParams, '/v1/charges', (c) => chargeObject(c, expanded('data.payment_intent')));
     } else if (req.method === 'GET' && one) {
-      const charge = double.charges.find((c) => c.id === decodeURIComponent(one[1]));
+      const charge = charges.find((c) => c.id === decodeURIComponent(one[1]));
       if (!charge) return error(res, 404, 'invalid_request_error', `No such charge: '${one[1]}'`, 'resource_missing');
       body = chargeObject(charge, expanded('payment_intent'));
     } else if (req.method === 'GET' && url.pathname === '/v1/disputes') {
       const of = url.searchParams.get('charge');
-      const disputes = double.charges.filter((c) => !of || c.id === of)
+      const disputes = charges.filter((c) => !of || c.id === of)
         .flatMap((c) => (c.disputes ?? []).map((d) => ({ id: d.id, created: c.created, object: disputeObject(d, c) })));
       body = listPage(disputes, url.searchParams, '/v1/disputes', (d) => d.object);
     } else if (req.method === 'GET' && url.pathname === '/v1/subscriptions') {
@@ -128,7 +131,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   Object.assign(double, {
-    url: `http://127.0.0.1:${port}`, keys: new Set<string>(), readOnlyDenied: new Set<string>(), disputesDenied: new Set<string>(), charges: [], subscriptions: [], requests: [],
+    url: `http://127.0.0.1:${port}`, keys: new Set<string>(), readOnlyDenied: new Set<string>(), disputesDenied: new Set<string>(), charges: [], accounts: new Map(), subscriptions: [], requests: [],
     failNext: (n: number, pathname?: string, status = 500) => { failures = n; failing = pathname; failStatus = status; },
     holdNext(pathname: string) {
       let release!: () => void;
