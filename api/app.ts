@@ -12,6 +12,13 @@ import { probeRouter } from './probes';
 import { AuthFailureLimiter, KeyRateLimiter } from './rate-limit';
 import { RouteRegistrar, methodsAt } from './route';
 
+/** How many Authorization headers came (rawHeaders is name, value, ...; no per-header arrays built). */
+function authorizationHeaders(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') n++;
+  return n;
+}
+
 function requestId(req: Request, res: Response, next: NextFunction) {
   const incoming = req.headers['x-request-id'];
   const id = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : randomUUID();
@@ -54,7 +61,7 @@ export function createApp(ctx: AppContext): express.Express {
     try {
       // Node keeps the first of several Authorization headers; a proxy may read the last. Which key
       // is meant is ambiguous, so none is: the same 401 as any unusable credential.
-      const header = (req.headersDistinct.authorization?.length ?? 0) > 1 ? undefined : req.headers.authorization;
+      const header = authorizationHeaders(req.rawHeaders) > 1 ? undefined : req.headers.authorization;
       // A refused address gets no lookups; a key this process resolved lately still works from it.
       const refused = authFailures.refusal(req.ip);
       const principal = refused
@@ -80,8 +87,7 @@ export function createApp(ctx: AppContext): express.Express {
   api.use((req, res, next) => {
     const allowed = methodsAt(req.path);
     if (!allowed.length) return next(notFound('endpoint'));
-    res.set('Allow', allowed.join(', '));
-    next(new AppError(405, 'method_not_allowed', `${req.method} is not a method of this endpoint; it allows ${allowed.join(', ')}.`));
+    next(new AppError(405, 'method_not_allowed', `${req.method} is not a method of this endpoint; it allows ${allowed.join(', ')}.`, undefined, { Allow: allowed.join(', ') }));
   });
   app.use('/api/v1', api);
 

@@ -17,17 +17,18 @@ export const text = (max: number, what?: string) =>
 
 /**
  * Characters that hide or reorder what a reader sees: C0 and C1 controls, and the bidirectional
- * embeddings, overrides and isolates. In a one-line name shown on dashboards and public boards they
+ * embeddings, overrides and isolates, and the line and paragraph separators. In a one-line name shown on dashboards and public boards they
  * only disguise it (a right-to-left override makes "gpj.exe" read "exe.jpg"); right-to-left text itself
  * needs none of them.
  */
-const HIDDEN_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const HIDDEN_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 /** Multi-line text keeps tab, line feed and carriage return; other controls are never typed. */
 const HIDDEN_IN_PROSE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 const visible = (pattern: RegExp, what: string) => (s: string) => {
   const at = s.search(pattern);
-  return at < 0 ? true : `must not contain ${what} (U+${s.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0')} at character ${at + 1})`;
+  // The position a reader counts: characters (code points), not UTF-16 units (an emoji is one).
+  return at < 0 ? true : `must not contain ${what} (U+${s.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0')} at character ${[...s.slice(0, at)].length + 1})`;
 };
 const noHidden = visible(HIDDEN_IN_NAMES, 'control characters or bidirectional formatting');
 const noControls = visible(HIDDEN_IN_PROSE, 'control characters other than tab and line breaks');

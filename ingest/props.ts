@@ -11,7 +11,7 @@ const MAX_VALUE = 2000;
 
 export function parseProps(value: unknown, field = 'props'): Record<string, string> | string {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) return `${field} must be an object of string values`;
+  if (typeof value !== 'object' || Array.isArray(value)) return `${field} must be an object of strings, numbers or booleans`;
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length > MAX_PROPS) return `${field} allows at most ${MAX_PROPS} keys`;
   const out: Record<string, string> = {};

@@ -52,7 +52,8 @@ function envelopeOf(event: unknown): Stripe.Event {
   const checked = EventEnvelope.safeParse(event);
   if (checked.success) return event as Stripe.Event;
   const issue = checked.error.issues[0];
-  throw invalidRequest(`The body is not a Stripe event: ${issue.path.join('.') || 'the body'} ${issue.code === 'invalid_type' ? 'is missing or of the wrong type' : 'is out of range'}.`);
+  const why = issue.code === 'invalid_type' ? 'is missing or of the wrong type' : issue.code === 'too_small' && issue.origin === 'string' ? 'is empty' : 'is out of range';
+  throw invalidRequest(`The body is not a Stripe event: ${issue.path.join('.') || 'the body'} ${why}.`);
 }
 
 export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId: string, raw: Buffer, signature: string | undefined) {

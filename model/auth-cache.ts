@@ -70,6 +70,8 @@ export class AuthCache {
    * undefined: nothing is loaded or stored. For addresses refused lookups (api/rate-limit.ts).
    */
   async known(hash: string): Promise<ResolvedKey | null | undefined> {
+    // The map first: a flood of made-up tokens from a refused address costs no generation read.
+    if (!this.fresh(this.keys, hash)) return undefined;
     return (await this.usable()) ? this.fresh(this.keys, hash)?.value : undefined;
   }
 

@@ -6,6 +6,7 @@ import { isoInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window
 import { SECTIONS, type Panels, type Section } from '../model/share';
 import type { LiveBoard } from './share';
 import type { ReportName, runReport } from '../query';
+import { lookBackStart } from '../query/window/resolve';
 
 /**
  * What a share board shows, assembled from the query helper's reports (runReport). Only enabled
@@ -30,7 +31,6 @@ interface BoardContext {
 
 const MONEY = new Set(['revenue_cents', 'revenue_per_visitor_cents', 'payments', 'goal_value_cents']);
 const GOALS = new Set(['goals', 'conversion_rate']);
-const DAY = 86_400_000;
 
 const top = (c: BoardContext, dimension: string, limit: number, extra: Record<string, string> = {}) =>
   c.report<Row[]>('breakdown', { dimension, limit: String(limit), ...extra });
@@ -48,7 +48,8 @@ const SECTION_DATA = {
     return {
       currency: c.board.site.currency, revenue_cents: o.revenue_cents, payments: o.payments,
       revenue_per_visitor_cents: o.revenue_per_visitor_cents,
-      by_channel: (await top(c, 'channel', 20)).sort((a, b) => Number(b.revenue_cents ?? 0) - Number(a.revenue_cents ?? 0)).slice(0, 6),
+      // A copy: the memo hands the same rows to the sources panel, in visitor order.
+      by_channel: [...(await top(c, 'channel', 20))].sort((a, b) => Number(b.revenue_cents ?? 0) - Number(a.revenue_cents ?? 0)).slice(0, 6),
     };
   },
   // The revenue panel's 20 channels, cut: one breakdown query serves both panels.
@@ -97,7 +98,7 @@ async function boardFunnels(c: BoardContext) {
  */
 async function importedHistory(c: BoardContext) {
   const tz = c.window.tz;
-  const from = isoInZone(nowMs() - c.board.row.max_range_days * DAY, tz);
+  const from = isoInZone(lookBackStart(nowMs(), c.board.row.max_range_days, tz), tz);
   const to = isoInZone(nowMs(), tz);
   const { data, meta } = await c.answer('timeseries', { from, to, unit: c.board.row.max_range_days > 92 ? 'month' : 'day' });
   // The range the series covers: the plan's retention may clamp the board's (meta.range says so).

@@ -8,7 +8,7 @@ import { viewCounter } from '../model/share-views';
 import { resolveWindow, spelledZone, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
 import { publicSite, sendFeed, sendNotFoundPage, sendPage, type PublicSite } from './pages';
 import { FeedCache } from './cache';
-import { addDays, localToUtc, startOfDay, zonedParts } from '../query/window/zoned';
+import { lookBackStart } from '../query/window/resolve';
 import { FeedGate } from './gate';
 import { runReport } from '../query';
 import { boardData } from './share-data';
@@ -18,7 +18,6 @@ import { boardData } from './share-data';
  * is read here and no slug is accepted by the API: the two never stand in for each other. Expired
  * or deactivated boards, and boards of inactive sites, answer 404.
  */
-const DAY = 86_400_000;
 
 export interface LiveBoard extends PublicSite { row: ShareRow }
 
@@ -33,16 +32,6 @@ export async function liveBoard(app: AppContext, slug: string): Promise<LiveBoar
 /** The longest of the usual windows the board allows, when the viewer asks for none. */
 function defaultPeriod(maxRangeDays: number): Period {
   return maxRangeDays >= 30 ? 'last30d' : maxRangeDays >= 7 ? 'last7d' : 'today';
-}
-
-/**
- * Where "the last N days" begins: N x 24 hours ago, or midnight N - 1 local days ago when that is
- * earlier. After a fall-back the calendar's last 30 days (last30d) are an hour longer than 720 hours,
- * and the board's own default window was refused from 23:00 to midnight for 29 days.
- */
-function lookBackStart(now: number, days: number, tz: string): number {
-  const calendar = localToUtc(addDays(startOfDay(zonedParts(now, tz)), -(days - 1)), tz);
-  return Math.min(now - days * DAY, calendar);
 }
 
 /** A viewer may look back at most max_range_days from now; the window is refused, never narrowed. */

@@ -126,7 +126,10 @@ export function parsePayload(body: unknown): EventPayload | string {
   let link: string | undefined;
   if (LINK_EVENTS.has(stored)) {
     // Plausible's convention: the link target travels as props.url (already clipped as every prop value).
-    if (!props.url) return linkRequired(stored, 'props.url');
+    const field = `${given(o, 'props', 'p')}.url`;
+    if (!props.url) return linkRequired(stored, field);
+    // As an import's `link` (ingest/import/line.ts): reports group these events by their target.
+    if (!URL.canParse(props.url)) return `${field} must be an absolute URL`;
     link = props.url;
     delete props.url;
   }

@@ -8,6 +8,8 @@ import {
  * Periods are resolved on the local calendar in `tz` and only then converted to instants, so a day
  * is 23 or 25 hours long when DST says so (PRODUCT.md §4).
  */
+const DAY_MS = 86_400_000;
+
 export const PERIODS = ['today', 'yesterday', 'last24h', 'last7d', 'last30d', 'last12m', 'month', 'year', 'all'] as const;
 export type Period = (typeof PERIODS)[number];
 
@@ -85,4 +87,15 @@ export function addCalendar(from: number, tz: string, unit: 'day' | 'month', n: 
   const first = addMonths(l, n);
   const last = new Date(Date.UTC(first.year, first.month, 0)).getUTCDate();
   return localToUtc({ ...l, year: first.year, month: first.month, day: Math.min(l.day, last) }, tz);
+}
+
+/**
+ * Where "the last N days" begins (a share board's max_range_days): N x 24 hours ago, or midnight
+ * N - 1 local days ago when that is earlier. After a fall-back the calendar's last 30 days (last30d)
+ * are an hour longer than 720 hours, and a board's own default window was refused from 23:00 to
+ * midnight for 29 days.
+ */
+export function lookBackStart(now: number, days: number, tz: string): number {
+  const calendar = localToUtc(addDays(startOfDay(zonedParts(now, tz)), -(days - 1)), tz);
+  return Math.min(now - days * DAY_MS, calendar);
 }

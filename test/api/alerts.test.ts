@@ -74,6 +74,9 @@ test.each([
   [{ ...signups, name: 'Sign\u202eups' }, 'name: must not contain control characters or bidirectional formatting (U+202E at character 5)'],
   [{ ...signups, subject: 'Signups\nfell' }, 'subject: must not contain control characters or bidirectional formatting (U+000A at character 8)'],
   [{ ...signups, body: 'ring\u0007' }, 'body: must not contain control characters other than tab and line breaks (U+0007 at character 5)'],
+  // Positions count what a reader counts: each emoji is one character.
+  [{ ...signups, name: '\u{1F600}\u{1F600}\u202eabc' }, 'name: must not contain control characters or bidirectional formatting (U+202E at character 3)'],
+  [{ ...signups, subject: 'Signups\u2028fell' }, 'subject: must not contain control characters or bidirectional formatting (U+2028 at character 8)'],
 ])('%j is refused as %s', async (body, message) => {
   expect((await svc.api('POST', path(), { token: t.token, body })).body.error.message).toBe(message);
 });

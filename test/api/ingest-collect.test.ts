@@ -80,7 +80,7 @@ describe('accepted events', () => {
   test('an outbound click or download without its target is a 400 naming props.url, and nothing is stored', async () => {
     const t = await svc.tenant({ domain: 'nolink.example' });
     for (const n of ['exit_link', 'Outbound Link: Click', 'File Download']) {
-      const res = await post({ n, u: 'https://nolink.example/', d: 'nolink.example', p: { other: 'x' } });
+      const res = await post({ n, u: 'https://nolink.example/', d: 'nolink.example', props: { other: 'x' } });
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(/^props\.url is required for (exit_link|file_download) events: the link target/);
     }
@@ -180,6 +180,9 @@ describe('refusals', () => {
     ['a non-string referrer', { ...ok, r: 5 }, 400, 'invalid_request', 'r must be a string'],
     ['a non-string domain', { ...ok, d: 5 }, 400, 'invalid_request', 'd must be a string'],
     ['a hash mode that is not a flag', { ...ok, h: 'yes' }, 400, 'invalid_request', 'h must be 1, 0, true or false'],
+    ['an outbound click without its target', { ...ok, n: 'Outbound Link: Click', p: {} }, 400, 'invalid_request', 'p.url is required for exit_link events'],
+    ['an outbound click to no URL', { ...ok, n: 'Outbound Link: Click', p: { url: 'notaurl' } }, 400, 'invalid_request', 'p.url must be an absolute URL'],
+    ['a download whose target is a number', { ...ok, n: 'file_download', props: { url: 5 } }, 400, 'invalid_request', 'props.url must be an absolute URL'],
     ['props of the wrong type', { ...ok, p: [1] }, 400, 'invalid_request', 'p must be an object'],
     ['props that are not JSON', { ...ok, props: '{oops' }, 400, 'invalid_request', 'props must be an object (or a JSON-encoded object)'],
     ['a nested prop', { ...ok, p: { a: { b: 1 } } }, 400, 'invalid_request', 'p.a must be a string, number or boolean'],

@@ -199,4 +199,7 @@ test('a board with every panel on asks each report once (the revenue panel reuse
   expect(d.sections.sources.channels.length).toBeLessThanOrEqual(8);
   expect(d.sections.revenue.revenue_cents).toBe(d.summary.revenue_cents);
   expect(d.sections.revenue.by_channel.map((r: { label: string }) => r.label)).toContain(d.sections.sources.channels[0].label);
+  // The revenue panel sorts its own copy: the sources panel keeps visitor order.
+  const visitors = d.sections.sources.channels.map((r: { visitors: number }) => r.visitors);
+  expect(visitors).toEqual([...visitors].sort((a, b) => b - a));
 });

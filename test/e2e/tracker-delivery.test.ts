@@ -91,16 +91,16 @@ test('a 503 is sent again and stored once; props that are not JSON drop that eve
   await done(context);
 });
 
-// Without the header the first retry comes after 2 s; a Retry-After below 1 s is read as 1 s.
+// Retries come after 2 and 4 s, or after a longer Retry-After (a floor: refused browsers still back off).
 test.each([
-  ['3', '/later', 2900, Infinity],
-  ['-5', '/soon', 900, 1900],
-])('a 503 with Retry-After %s is sent again after it, read across origins as Tally exposes it', async (after, path, atLeast, below) => {
+  ['3', '/later', 2900, Infinity, 2],
+  ['-5', '/soon', 1900, 2900, 1],
+])('a 503 with Retry-After %s is sent again after it, read across origins as Tally exposes it', async (after, path, atLeast, below, refusals) => {
   const context = await browser.newContext({ userAgent: DESKTOP_UA });
   const sent: number[] = [];
   await context.route('**/api/event', async (route) => {
     sent.push(Date.now());
-    if (sent.length > 1) return route.continue();
+    if (sent.length > refusals) return route.continue();
     return route.fulfill({
       status: 503, contentType: 'application/json', body: '{"error":{"code":"overloaded","message":"busy"}}',
       headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After', 'retry-after': after },
@@ -111,6 +111,8 @@ test.each([
   expect(pairs(await rows(site.siteId, path, 1))).toEqual([`pageview ${path}`]);
   expect(sent[1] - sent[0]).toBeGreaterThanOrEqual(atLeast);
   expect(sent[1] - sent[0]).toBeLessThan(below);
+  // The second retry backs off to 4 s, past a shorter Retry-After.
+  if (refusals > 1) expect(sent[2] - sent[1]).toBeGreaterThanOrEqual(3900);
   await done(context);
 });
 

@@ -12,7 +12,8 @@
  * then answers with it; only then is it written to a cookie (for a year), and the cookie is deleted
  * as soon as an answer comes without one. So nothing is stored on other sites, a strategy change
  * needs no edit of the snippet, and events sent before the first answer are one visitor.
- * A 503 (not stored) is sent again twice, after its Retry-After seconds (1 to 30) or else 2 and 4.
+ * A 503 (not stored) is sent again twice, after 2 and 4 seconds or its Retry-After when longer (at
+ * most 30): the server's Retry-After is a floor, so refused browsers still back off and spread out.
  * No sendBeacon fallback: keepalive fetch is in every current browser, and resending through a beacon
  * after a failed fetch would count twice an event whose answer, not request, was lost.
  * A module tag (type="module") is found by its file name, tally.js.
@@ -64,7 +65,7 @@ type TallyFn = ((name: string, options?: Options) => void) & { ids?: () => Promi
   const post = (body: string, tries: number): Promise<unknown> =>
     fetch(api, { method: 'POST', keepalive: true, headers: { 'content-type': 'text/plain' }, body })
       .then((r) => r.status === 503 && tries < 3
-        ? new Promise((again) => setTimeout(again, Math.min(Math.max(+r.headers.get('retry-after')! || 2 * tries, 1), 30) * 1000)).then(() => post(body, tries + 1))
+        ? new Promise((again) => setTimeout(again, Math.min(Math.max(+r.headers.get('retry-after')! || 0, 2 * tries), 30) * 1000)).then(() => post(body, tries + 1))
         : r.json().then((b) => {
           if (!r.ok) return console.warn('tally:', b.error?.message);
           if (!b.visitor_id) return;
