@@ -116,11 +116,15 @@ test.each([
   await done(context);
 });
 
-test('a module tag (no currentScript) is found by its file name and tracks', async () => {
-  const { context, page } = await open('deliver.test', '/module');
-  await run(page, `history.pushState({}, '', '/module/next')`);
-  const r = await rows(site.siteId, '/module', 2, 500);
-  expect(pairs(r)).toEqual(['pageview /module', 'pageview /module/next']);
+// A module tag has no currentScript and is found by its file name; a tag loaded twice counts each page once.
+test.each([
+  ['a module tag (no currentScript) is found by its file name and tracks', '/module', '/module/next', 500],
+  ['a tag loaded twice counts each page once', '/twice', '/twice/2', 800],
+])('%s', async (_name, path, next, settle) => {
+  const { context, page } = await open('deliver.test', path);
+  await run(page, `history.pushState({}, '', '${next}')`);
+  const r = await rows(site.siteId, path, 2, settle);
+  expect(pairs(r)).toEqual([`pageview ${path}`, `pageview ${next}`]);
   await done(context);
 });
 
@@ -151,14 +155,6 @@ test('links in SVG and shadow roots are followed; the www twin is the site; a do
     'exit_link /links http://blog.deliver.test/post', 'exit_link /links https://external.example/shadow', 'exit_link /links https://external.example/svg',
     `file_download /links http://deliver.test:${pagePort}/export?fmt=csv`, 'pageview /links',
   ]);
-  await done(context);
-});
-
-test('a tag loaded twice counts each page once', async () => {
-  const { context, page } = await open('deliver.test', '/twice');
-  await run(page, `history.pushState({}, '', '/twice/2')`);
-  const r = await rows(site.siteId, '/twice', 2, 800);
-  expect(pairs(r)).toEqual(['pageview /twice', 'pageview /twice/2']);
   await done(context);
 });
 
