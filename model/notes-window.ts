@@ -3,7 +3,8 @@ import { nowMs } from '../core/clock';
 import { isValidTimeZone } from '../core/time';
 import type { Store } from '../clickhouse/store';
 import { siteZone } from '../query/context';
-import { rangeOrder, windowConflict } from '../query/params';
+import { outsideReportable, rangeOrder, windowConflict } from '../query/params';
+import { instantMs, instantString, unplussed } from '../core/instant';
 import { clampToRetention, PERIODS, resolvePeriod, type Period } from '../query/window/resolve';
 import { dateInZone, isoInZone as isoWithMillis, localToUtc, parseDate } from '../query/window/zoned';
 
@@ -15,19 +16,24 @@ import { dateInZone, isoInZone as isoWithMillis, localToUtc, parseDate } from '.
  */
 export { PERIODS, type Period };
 
-const isoWithOffset = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset' });
+/** `from`/`to` as the reports take them: a query string's unencoded `+` read as one, 1970 to 2200. */
+const boundary = (name: 'from' | 'to') =>
+  z.preprocess((v) => (typeof v === 'string' ? unplussed(v) : v), instantString()).superRefine((v, ctx) => {
+    const refused = outsideReportable(name, instantMs(v));
+    if (refused) ctx.addIssue({ code: 'custom', message: refused });
+  });
 
 export const windowShape = {
   period: z.enum(PERIODS, { error: `must be one of ${PERIODS.join(', ')}` }).optional(),
-  from: isoWithOffset.optional(),
-  to: isoWithOffset.optional(),
+  from: boundary('from').optional(),
+  to: boundary('to').optional(),
   tz: z.string().refine(isValidTimeZone, 'must be an IANA timezone such as Europe/Berlin').default('UTC'),
   bots: z.enum(['excluded', 'included'], { error: 'must be excluded or included' }).default('excluded'),
 };
 
 /** Cross-field refusals, in the reports' words: `period` with `from`/`to`, one bound alone, an empty window. */
 export function refineWindow(q: { period?: string; from?: string; to?: string }, ctx: z.RefinementCtx): void {
-  const refused = windowConflict(q) ?? (q.from !== undefined && q.to !== undefined ? rangeOrder(Date.parse(q.from), Date.parse(q.to)) : null);
+  const refused = windowConflict(q) ?? (q.from !== undefined && q.to !== undefined ? rangeOrder(instantMs(q.from), instantMs(q.to)) : null);
   if (refused) ctx.addIssue({ code: 'custom', path: [refused.param], message: refused.message });
 }
 
@@ -73,7 +79,7 @@ export const dayStart = (date: string, tz: string): number => localToUtc(parseDa
 export function resolveWindow(p: WindowParams, fallback: Period, retentionDays: number, allFrom?: number): ResolvedWindow {
   const now = nowMs();
   const span = p.from && p.to
-    ? { from: Date.parse(p.from), to: Date.parse(p.to) }
+    ? { from: instantMs(p.from), to: instantMs(p.to) }
     : resolvePeriod(p.period ?? fallback, { now, tz: p.tz, earliestEvent: allFrom ?? now - retentionDays * DAY });
   const c = clampToRetention(span, now, retentionDays);
   return { fromMs: c.from, toMs: c.to, tz: p.tz, clamped: c.clamped };

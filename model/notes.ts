@@ -2,6 +2,7 @@ import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import type { Site } from '../core/domain';
 import { newId } from '../core/ids';
+import { instantMs } from '../core/instant';
 import { dayStart, isoInZone, localDate, type ResolvedWindow } from './notes-window';
 import { fetchSize } from '../core/paging';
 
@@ -39,7 +40,7 @@ export class NotesRepo {
 
   async create(site: Site, input: { body: string; occurred_at: string; granularity: Granularity }, authorId: string): Promise<NoteRow> {
     const at = nowCh();
-    const occurredMs = Date.parse(input.occurred_at);
+    const occurredMs = instantMs(input.occurred_at);
     return this.table.put({
       id: newId(), site_id: site.id, body: input.body, granularity: input.granularity, occurred_at: isoToCh(new Date(occurredMs)),
       occurred_date: input.granularity === 'date' ? localDate(occurredMs, site.timezone) : null,

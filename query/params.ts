@@ -1,8 +1,8 @@
-import { z } from 'zod';
 import type { Site } from '../core/domain';
 import { AppError, invalidRequest } from '../core/errors';
 import { LIMIT, OFFSET, type Bounds } from '../core/paging';
 import { REPORTABLE } from '../core/time';
+import { parseInstant, unplussed } from '../core/instant';
 import type { FilterNode, ReportName, ReportQuery } from './ast';
 import { BUCKET_UNITS } from './registry/buckets';
 import { DIMENSION_KEYS, isDimension } from './registry/dimensions';
@@ -19,8 +19,6 @@ export type Params = Record<string, string | undefined>;
 /** Canonical zone name, or null when either Intl or ClickHouse does not know it. */
 export type ZoneCheck = (tz: string) => string | null;
 
-const ISO_WITH_OFFSET = z.iso.datetime({ offset: true, local: false });
-
 const int = (name: string, min: number, max: number, fallback: number) => (v: string | undefined): number => {
   if (v === undefined) return fallback;
   // The words of api/paging's lists: one refusal for `limit=0` whatever the route.
@@ -35,13 +33,18 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], v: string 
   return v as T;
 }
 
-/** `to` is the window's open end, so it may be the first instant of 2200 itself. */
 function instant(name: 'from' | 'to', v: string): number {
-  if (!ISO_WITH_OFFSET.safeParse(v).success) throw invalidRequest(`${name}: must be an ISO 8601 date-time with an offset, e.g. 2026-01-31T00:00:00+01:00`);
-  const ms = Date.parse(v);
-  const beyond = name === 'to' ? ms > REPORTABLE.toMs : ms >= REPORTABLE.toMs;
-  if (!Number.isFinite(ms) || ms < REPORTABLE.fromMs || beyond) throw invalidRequest(`${name}: must lie between 1970 and 2200`);
+  const ms = parseInstant(unplussed(v));
+  if (typeof ms === 'string') throw invalidRequest(`${name}: ${ms}`);
+  const refused = outsideReportable(name, ms);
+  if (refused) throw invalidRequest(`${name}: ${refused}`);
   return ms;
+}
+
+/** `to` is the window's open end, so it may be the first instant of 2200 itself; `from` may not. */
+export function outsideReportable(name: 'from' | 'to', ms: number): string | null {
+  const beyond = name === 'to' ? ms > REPORTABLE.toMs : ms >= REPORTABLE.toMs;
+  return ms < REPORTABLE.fromMs || beyond ? 'must lie between 1970 and 2200' : null;
 }
 
 /** A window parameter refused, and why: the same words wherever the window parameters are taken. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { prose } from '../../core/fields';
+import { instantString } from '../../core/instant';
 import { NotesRepo, noteOut, type Note } from '../../model/notes';
 import { hasWindow, rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape } from '../../model/notes-window';
 import type { AppContext } from '../context';
@@ -15,16 +16,13 @@ const NoteOut = z.object({
 const CreatedNote = NoteOut.omit({ updated_at: true });
 const EditedNote = NoteOut.omit({ created_at: true });
 
-const MIN_MS = Date.UTC(1900, 0, 1);
-const MAX_MS = Date.UTC(2299, 11, 31);
+const NOTE_YEARS = { fromMs: Date.UTC(1900, 0, 1), toMs: Date.UTC(2300, 0, 1), words: 'must lie between 1900 and 2299' };
 const noteBody = prose(z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty').max(10_000, 'allows at most 10000 characters'));
 
 // Strict: `site_id` or any other unexpected field is refused; the site comes from the path.
 const CreateNote = z.strictObject({
   body: noteBody,
-  occurred_at: z.iso
-    .datetime({ offset: true, error: 'is required: an ISO 8601 date-time with an offset' })
-    .refine((s) => Date.parse(s) >= MIN_MS && Date.parse(s) <= MAX_MS, 'must lie between 1900 and 2299'),
+  occurred_at: instantString(NOTE_YEARS).openapi({ format: 'date-time' }),
   granularity: z.enum(['date', 'minute'], { error: 'must be date or minute' }).default('date'),
 });
 

@@ -6,6 +6,7 @@ import { ALL_SCOPES, ROLES, type Scope } from '../../core/domain';
 import { AppError, invalidRequest, notFound } from '../../core/errors';
 import { nowMs } from '../../core/clock';
 import { isValidTimeZone } from '../../core/time';
+import { parseInstant } from '../../core/instant';
 import { oneLine } from '../../core/fields';
 import { digitsBetween } from '../../api/paging';
 import { currencySchema, hostnameSchema } from '../../api/routes/settings';
@@ -119,8 +120,12 @@ export const COMMANDS: Record<string, AdminCommand> = {
       // Given but empty is refused: it would make the widest key, every site.
       sites: givenList('--sites names no site; leave it out for a key that reads every site')
         .pipe(z.array(z.string().uuid('--sites takes site uuids').transform((s) => s.toLowerCase()))),
-      'expires-at': z.string().datetime({ offset: true, error: '--expires-at must be ISO 8601 with an offset' })
-        .refine((at) => Date.parse(at) > nowMs(), '--expires-at is in the past: the key would never work').optional(),
+      'expires-at': z.string().transform((at, ctx) => {
+        const ms = parseInstant(at);
+        if (typeof ms === 'string') ctx.addIssue({ code: 'custom', message: `--expires-at ${ms}` });
+        else if (ms <= nowMs()) ctx.addIssue({ code: 'custom', message: '--expires-at is in the past: the key would never work' });
+        return typeof ms === 'string' ? z.NEVER : new Date(ms).toISOString();
+      }).optional(),
       name: nameFlag.optional(),
     }),
     async run(ctx, a) {

@@ -4,6 +4,7 @@ import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCe
 import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
 import { isCountryCode } from '../../core/countries';
 import { REPORTABLE } from '../../core/time';
+import { parseInstant } from '../../core/instant';
 import { malformedMessage, malformedTextAt } from '../../core/text';
 
 /**
@@ -15,9 +16,6 @@ export interface ImportedEvent {
   visitor?: string;
   session?: string;
 }
-
-// The offset as ISO 8601 allows it: Z, ±hh:mm, ±hhmm or ±hh.
-const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2})(?::?(\d{2}))?)$/i;
 
 type Obj = Record<string, unknown>;
 
@@ -40,29 +38,15 @@ function absoluteUrl(o: Obj, field: string): string | undefined | FieldError {
   }
 }
 
-/** Events a report window may cover (REPORTABLE): events beyond could never be read. */
-const FIRST_YEAR = 1970;
-const LAST_YEAR = 2200;
+const TS_FORMAT = 'ts must be an ISO 8601 timestamp with an offset, e.g. 2026-01-02T03:04:05Z';
 
-/**
- * An ISO 8601 date-time with an offset, checked field by field: Date.parse rolls 2026-02-30 over
- * into March, and ClickHouse reads year 0000 as the current year, so neither may reach a row.
- */
+/** core/instant's reading of `ts` (the reports' `from`/`to` read the same), within what a report can cover. */
 function parseTs(v: unknown): Date | string {
   if (v === undefined || v === null) return 'ts is required';
-  if (typeof v !== 'string') return 'ts must be an ISO 8601 timestamp with an offset, e.g. 2026-01-02T03:04:05Z';
-  const m = ISO_WITH_OFFSET.exec(v);
-  if (!m) return 'ts must be an ISO 8601 timestamp with an offset, e.g. 2026-01-02T03:04:05Z';
-  const [y, mo, d, h, mi, s, oh, om] = m.slice(1).map((x) => Number(x ?? 0));
-  const outOfRange = `ts must lie between ${FIRST_YEAR} and ${LAST_YEAR}`;
-  if (y < FIRST_YEAR - 1 || y > LAST_YEAR + 1) return outOfRange; // (Date.UTC reads years 0-99 as 1900-1999)
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  const calendar = day.getUTCFullYear() === y && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d;
-  if (!calendar || h > 23 || mi > 59 || s > 59 || oh > 23 || om > 59) return `ts is not a valid date and time: ${v.slice(0, 40)}`;
-  // Date.parse reads ±hh:mm and ±hhmm but not a bare ±hh.
-  const ms = Date.parse(/[+-]\d{2}$/.test(v) ? `${v}:00` : v);
-  if (!Number.isFinite(ms)) return `ts is not a valid date and time: ${v.slice(0, 40)}`;
-  if (ms < REPORTABLE.fromMs || ms >= REPORTABLE.toMs) return outOfRange;
+  if (typeof v !== 'string') return TS_FORMAT;
+  const ms = parseInstant(v);
+  if (typeof ms === 'string') return ms.startsWith('must') ? TS_FORMAT : `ts ${ms.slice(0, 60)}`;
+  if (ms < REPORTABLE.fromMs || ms >= REPORTABLE.toMs) return 'ts must lie between 1970 and 2200';
   return new Date(ms);
 }
 
