@@ -14,7 +14,7 @@ import { randomHex } from './random';
 import type { EventPayload } from './payload';
 import { SaltStore } from './salts';
 import { LiveSessions } from './sessions';
-import { sessionize, type Sessionable, type SessionizedBatch } from './sessionize';
+import { continues, sessionize, type Sessionable, type SessionizedBatch } from './sessionize';
 import { SiteDirectory, type LiveSite } from './sites';
 import { IngestStats } from './stats';
 
@@ -113,8 +113,7 @@ export class Collector {
       this.stats.dropped.unknown_domain++;
       return this.decoy(payload.domains[0], client, tsMs);
     }
-    // Stored: identify() gives a cookie site's answer its token. Dropped: answerToken does.
-    return this.collectFor(live, payload, client, tsMs) ?? withToken(this.decoy(payload.domains[0], client, tsMs), answerToken([live], payload, client));
+    return this.collectFor(live, payload, client, tsMs) ?? this.unstored(live, payload, client, tsMs);
   }
 
   /** Several domains (Plausible's roll-up) or a site not cached yet. */
@@ -127,9 +126,10 @@ export class Collector {
     const token = answerToken(known, payload, client);
     const p = token === payload.visitor ? payload : { ...payload, visitor: token };
     const results = await Promise.all(known.map((live) => this.collectFor(live, p, client, tsMs)));
-    // Ids for tally.ids(): a cookie site's when it stored the event (they follow the token), else any stored.
+    // Ids for tally.ids(): a cookie site's when it stored the event (they follow the token), else any
+    // stored; when every site's exclusions dropped it, the first site's (a cookie site's first).
     const stored = results.find((r, i) => r && keepsCookie(known[i])) ?? results.find((r) => r);
-    return withToken(stored ? Promise.resolve(stored) : this.decoy(p.domains[0], client, tsMs), token);
+    return withToken(stored ? Promise.resolve(stored) : this.unstored(known.find(keepsCookie) ?? known[0], p, client, tsMs), token);
   }
 
   /**
@@ -141,9 +141,38 @@ export class Collector {
    */
   private decoy(domain: string, client: ClientInfo, tsMs: number): Promise<CollectResult> {
     const key = [this.decoySecret, domain, client.ip, client.userAgent, String(Math.floor(tsMs / DAY_MS))];
-    const ids = { visitor_id: hash64('decoy-v', ...key), session_id: hash64('decoy-s', ...key) };
+    return this.asAfterWrite({ visitor_id: hash64('decoy-v', ...key), session_id: hash64('decoy-s', ...key) });
+  }
+
+  /** A real answer comes after a write: an answer without one waits as long as the latest write took. */
+  private asAfterWrite<T>(answer: T): Promise<T> {
     const wait = this.lastWriteMs.sessionize + this.lastWriteMs.insert;
-    return new Promise((resolve) => setTimeout(resolve, wait, ids));
+    return new Promise((resolve) => setTimeout(resolve, wait, answer));
+  }
+
+  /**
+   * The answer for a known site's event its exclusions dropped: the visitor's real ids, and the session
+   * they are in when one is live, read and not written (nothing stored, the session not extended). A
+   * page left out of the figures is often where the checkout is (an app under /account/*): decoy ids
+   * there made tally.ids() attribute the payment to nobody. Real ids tell nothing a stored event's
+   * answer would not. Without a live session the session id is stable for the day, as a decoy's.
+   */
+  private async unstored(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
+    const identity = await this.identityOf(live, p, client, tsMs);
+    const states = await this.sessions.load(identity.candidates.map((c) => c.key));
+    const going = identity.candidates.map((c) => states.get(c.key)).find((s) => continues(s, tsMs));
+    const first = identity.candidates[0];
+    const ids = going
+      ? { visitor_id: going.v, session_id: going.s }
+      : { visitor_id: first.visitorId, session_id: hash64('unstored-s', this.decoySecret, first.key, String(Math.floor(tsMs / DAY_MS))) };
+    return this.asAfterWrite(identity.token ? { ...ids, visitor: identity.token } : ids);
+  }
+
+  private identityOf(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Identity | Promise<Identity> {
+    return identify(this.salts, {
+      strategy: live.site.session_strategy, siteId: live.site.id, ip: client.ip, userAgent: client.userAgent,
+      token: p.visitor, fromBrowser: client.fromBrowser, nowMs: tsMs,
+    });
   }
 
   /** null: the site's exclusions dropped the event (counted). */
@@ -154,10 +183,7 @@ export class Collector {
       this.stats.dropped[dropped]++;
       return null;
     }
-    const identity = identify(this.salts, {
-      strategy: live.site.session_strategy, siteId: live.site.id, ip: client.ip, userAgent: client.userAgent,
-      token: p.visitor, fromBrowser: client.fromBrowser, nowMs: tsMs,
-    });
+    const identity = this.identityOf(live, p, client, tsMs);
     if (identity instanceof Promise) return identity.then((id) => this.submit(event, id, tsMs));
     return this.submit(event, identity, tsMs);
   }

@@ -17,7 +17,8 @@ export interface Sessionable {
   tsMs: number;
 }
 
-const continues = (s: SessionState | undefined, tsMs: number): s is SessionState =>
+/** The visitor's session goes on at tsMs: its last event was less than 30 minutes before. */
+export const continues = (s: SessionState | undefined, tsMs: number): s is SessionState =>
   !!s && tsMs - s.l < SESSION_GAP_MS && tsMs >= s.st - SESSION_GAP_MS;
 
 export interface SessionizedBatch {

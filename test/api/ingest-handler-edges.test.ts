@@ -146,6 +146,17 @@ describe('the first-party token (first_party_cookie sites)', () => {
     expect((await fromBrowser({ n: 'pageview', u: 'https://no-site.example/', visitor: token })).body.visitor).toBeUndefined();
   });
 
+  test('a first page dropped by an exclusion answers the visitor id the token stands for, which the next stored event takes', async () => {
+    const t = await cookieSite('first-excluded.example', { excluded_paths: ['/checkout/**'] });
+    const dropped = await fromBrowser({ n: 'pageview', u: 'https://first-excluded.example/checkout/pay' });
+    const token = dropped.body.visitor as string;
+    expect(dropped.body.visitor_id).toBe(visitorIdFor(t.siteId, token));
+    expect(await visitors(t.siteId)).toEqual([]);
+    const stored = await fromBrowser({ n: 'pageview', u: 'https://first-excluded.example/', visitor: token });
+    expect(stored.body.visitor_id).toBe(dropped.body.visitor_id);
+    expect(await visitors(t.siteId)).toEqual([dropped.body.visitor_id]);
+  });
+
   // Another site stores the event while the cookie site drops it; or every site drops it, the cookie site listed second.
   test.each([
     ['the cookie site drops the event and another site stores it', 'r', 'r-salted.example', 'tokenFromCookie01'],
@@ -170,6 +181,30 @@ describe('the first-party token (first_party_cookie sites)', () => {
     expect(await visitors(second.siteId)).toEqual([visitorIdFor(second.siteId, token)]);
     expect(await visitors(salted.siteId)).toHaveLength(1);
   });
+});
+
+/**
+ * tally.ids() on an excluded page (a checkout under an excluded path) must name the visitor and the
+ * session the payment belongs to: the answer carries the real ids, read without storing the event or
+ * extending the session.
+ */
+test('an event dropped by an exclusion answers the visitor\'s real ids and stores nothing', async () => {
+  const t = await svc.tenant({ domain: 'excluded-ids.example', scopes: ['settings:write'] });
+  expect((await svc.api('PATCH', `/sites/${t.siteId}/settings`, { token: t.token, body: { excluded_paths: ['/checkout/**'] } })).status).toBe(200);
+  const from = (ip: string, path: string) => request('POST', `${svc.plainBase}/api/event`, {
+    raw: JSON.stringify({ n: 'pageview', u: `https://excluded-ids.example${path}` }),
+    headers: { 'content-type': 'text/plain', 'user-agent': 'Mozilla/5.0 Firefox/125.0', 'x-forwarded-for': ip },
+  });
+  const landed = await from('198.51.100.7', '/pricing');
+  const checkout = await from('198.51.100.7', '/checkout/pay');
+  expect(checkout.status).toBe(202);
+  expect(checkout.body).toEqual({ visitor_id: landed.body.visitor_id, session_id: landed.body.session_id });
+  // Another visitor whose first page is excluded: the visitor id their next stored page takes.
+  const first = await from('198.51.100.8', '/checkout/pay');
+  const next = await from('198.51.100.8', '/');
+  expect(first.body.visitor_id).toBe(next.body.visitor_id);
+  expect(first.body.visitor_id).not.toBe(landed.body.visitor_id);
+  expect(await names(t.siteId)).toEqual(['pageview', 'pageview']);
 });
 
 test('a deeply nested body is answered for what it is, not with a 503: ignored in an unknown field, refused in props', async () => {
