@@ -108,6 +108,13 @@ export function registeredRoutes(): RouteInfo[] {
 /** Each route's path as a pattern (`{siteId}` is one segment), made once at registration. */
 const pathPatterns = new Map<string, RegExp>();
 
+/**
+ * A route's path as Express matches it: `{siteId}` is one segment, a trailing slash is allowed, and
+ * case is ignored (Express routes case-insensitively, so `DELETE /SITES` is the 405 `GET /SITES` implies).
+ */
+const pathPattern = (path: string): RegExp =>
+  new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}/?$`, 'i');
+
 /** The methods of the routes at `path` (under /api/v1), upper case; none for a path no route has. */
 export function methodsAt(path: string): string[] {
   const methods = registeredRoutes().filter((r) => pathPatterns.get(r.path)!.test(path)).map((r) => r.method.toUpperCase());
@@ -125,7 +132,7 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
   const id = `${spec.method} ${spec.path}`;
   if (registered.has(id)) return;
   registered.set(id, { method: spec.method, path: spec.path, scope: spec.scope, alsoScope: spec.alsoScope });
-  if (!pathPatterns.has(spec.path)) pathPatterns.set(spec.path, new RegExp(`^${spec.path.replace(/\{\w+\}/g, '[^/]+')}/?$`));
+  if (!pathPatterns.has(spec.path)) pathPatterns.set(spec.path, pathPattern(spec.path));
   const params = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const isWrite = spec.method !== 'get';
   const envelope = z.object({

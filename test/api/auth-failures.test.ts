@@ -61,6 +61,9 @@ test('a path that exists under another method is 405 with Allow; a path that doe
   const post = await svc.api('POST', `/sites/${t.siteId}/overview`, { token: t.token, body: {} });
   expect([post.status, post.headers.allow]).toEqual([405, 'GET']);
   expect((await svc.api('GET', `/sites/${t.siteId}/nothing`, { token: t.token })).status).toBe(404);
+  // Express routes ignore case (GET /SITES is GET /sites), so another method there is 405 too.
+  expect((await svc.api('GET', '/SITES', { token: t.token })).status).toBe(200);
+  expect([(await svc.api('DELETE', '/SITES', { token: t.token })).status]).toEqual([405]);
   // Authentication still comes first: no token learns nothing of the routes.
   expect((await request('PUT', `${svc.base}/api/v1/sites`)).status).toBe(401);
 });

@@ -244,5 +244,7 @@ describe('refusals', () => {
     const res = await request('GET', `${svc.base}/api/event`);
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('POST, OPTIONS');
+    // The API's code and words for the same refusal.
+    expect(res.body.error).toEqual({ code: 'method_not_allowed', message: 'GET is not a method of this endpoint; it allows POST, OPTIONS.' });
   });
 });
