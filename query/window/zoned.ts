@@ -112,12 +112,18 @@ export function parseDate(date: string): LocalDateTime {
 /** The calendar date in `tz` at instant `ms`. */
 export const dateInZone = (ms: number, tz: string): string => formatDate(zonedParts(ms, tz));
 
-/** ISO 8601 with the zone's offset at that instant: 2026-10-25T00:00:00+02:00 (milliseconds only when set). */
+/**
+ * ISO 8601 with the zone's offset at that instant: 2026-10-25T00:00:00+02:00 (milliseconds only when
+ * set). An offset that is not whole minutes (Africa/Monrovia kept -00:44:30 until 1972) has no ISO
+ * 8601 / RFC 3339 spelling (it printed -00:44.5), so that instant is written in UTC, `Z`.
+ */
 export function isoInZone(ms: number, tz: string): string {
-  const off = offsetMs(ms, tz);
+  const zoned = offsetMs(ms, tz);
+  const off = zoned % 60_000 === 0 ? zoned : 0;
   const l = fromWallMs(ms + off);
   const frac = ms % 1000 === 0 ? '' : `.${pad(((ms % 1000) + 1000) % 1000, 3)}`;
   const sign = off < 0 ? '-' : '+';
   const abs = Math.abs(off) / 60_000;
-  return `${formatLocal(l).replace(' ', 'T')}${frac}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+  const offset = zoned === off ? `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}` : 'Z';
+  return `${formatLocal(l).replace(' ', 'T')}${frac}${offset}`;
 }

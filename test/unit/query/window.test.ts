@@ -36,6 +36,13 @@ describe('zoned time', () => {
     expect(isoInZone(ms('2026-01-01T00:00:00.250Z'), 'UTC')).toBe('2026-01-01T00:00:00.250+00:00');
     expect(isoInZone(ms('2026-01-01T00:00:00Z'), 'America/New_York')).toBe('2025-12-31T19:00:00-05:00');
   });
+
+  test('an offset of whole minutes before 1980 keeps its spelling; one with seconds is written in UTC', () => {
+    expect(isoInZone(ms('1975-01-01T00:00:00Z'), 'Pacific/Kiritimati')).toBe('1974-12-31T13:20:00-10:40');
+    expect(offsetMs(ms('1971-01-01T00:00:00Z'), 'Africa/Monrovia')).toBe(-(44 * 60 + 30) * 1000);
+    expect(isoInZone(ms('1971-01-01T00:00:00Z'), 'Africa/Monrovia')).toBe('1971-01-01T00:00:00Z');
+    expect(isoInZone(ms('1973-01-01T00:00:00Z'), 'Africa/Monrovia')).toBe('1973-01-01T00:00:00+00:00');
+  });
 });
 
 describe('periods resolve on the local calendar', () => {
