@@ -77,6 +77,20 @@ export function formatZodError(error: z.ZodError, where: 'query' | 'body'): AppE
   return invalidRequest(message, { issues: error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
 }
 
+/**
+ * Query parameters as the strings they must be: a repeated one arrives as an array and is refused in
+ * the same words on every route and public feed (zod's own words called a correct value wrong:
+ * `bots=included&bots=included` read "bots: must be excluded or included").
+ */
+export function singleValued(query: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    if (typeof v === 'string') out[k] = v;
+    else if (v !== undefined) throw invalidRequest(`${k}: give this parameter once, as a single value`);
+  }
+  return out;
+}
+
 /** A body whose schema depends on the path (an integration's provider), checked like a route's own body. */
 export const parseBody = <T extends ZodType>(schema: T, value: unknown): z.infer<T> => parse(schema, value, 'body');
 
@@ -192,7 +206,7 @@ export class RouteRegistrar {
         requireScope(principal, spec.scope);
         requireScope(principal, spec.alsoScope);
         const site = req.params.siteId !== undefined ? await requireSite(app.repos, principal, String(req.params.siteId)) : undefined;
-        const query = parse(spec.query, req.query, 'query');
+        const query = spec.query ? parse(spec.query, singleValued(req.query), 'query') : (undefined as z.infer<Q>);
         if (spec.body) await readBody(req, res);
         else if (spec.method !== 'get') await refuseBody(req, res);
         const body = parse(spec.body, spec.body ? bodyOf(req) : undefined, 'body');

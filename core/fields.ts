@@ -16,6 +16,15 @@ export const text = (max: number, what?: string) =>
   z.string(typeError('a string', what)).trim().min(1, 'must not be empty').max(max, `allows at most ${max} characters`);
 
 /**
+ * A reference to collected text (an event name a goal or funnel step matches), kept exactly as
+ * given: ingest stores names as sent, so trimming `"Sign up "` made a reference that could never
+ * match the events it names. Only a blank value is refused.
+ */
+export const verbatim = (max: number, what?: string) =>
+  z.string(typeError('a string', what)).min(1, 'must not be empty').max(max, `allows at most ${max} characters`)
+    .refine((s) => s.trim() !== '', 'must not be blank');
+
+/**
  * Characters that hide or reorder what a reader sees: C0 and C1 controls, and the bidirectional
  * embeddings, overrides and isolates, and the line and paragraph separators. In a one-line name shown on dashboards and public boards they
  * only disguise it (a right-to-left override makes "gpj.exe" read "exe.jpg"); right-to-left text itself

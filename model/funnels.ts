@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { text } from '../core/fields';
+import { text, verbatim } from '../core/fields';
+import { BUILTIN_EVENTS } from './goals';
 import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { newId } from '../core/ids';
@@ -18,11 +19,22 @@ export type FunnelWindow = (typeof FUNNEL_WINDOWS)[number];
 
 const match = z.enum(MATCH_OPS, { error: `must be one of ${MATCH_OPS.join(', ')}` }).nullish().transform((m) => m ?? 'equals');
 
+/** Matches anchored at the path's start: a value without its leading `/` is given one, as goals' and settings' paths are. */
+const ANCHORED: readonly MatchOp[] = ['equals', 'starts_with', 'glob'];
+
+const viewStep = z.strictObject({ kind: z.literal('view'), match, value: text(500, 'the page path (or pattern) to match') })
+  .transform((s) => (ANCHORED.includes(s.match) && !s.value.startsWith('/') ? { ...s, value: `/${s.value}` } : s));
+
+// Sent goals are custom events: a step equal to pageview, exit_link or file_download matched nothing.
+const goalStep = z.strictObject({ kind: z.literal('goal'), match, value: verbatim(500, 'the goal or event name to match') })
+  .refine((s) => !(s.match === 'equals' && BUILTIN_EVENTS.includes(s.value)),
+    { path: ['value'], message: 'must name a goal or custom event; page views are view steps, and exit_link and file_download are reported per link' });
+
 export const StepSchema = z.discriminatedUnion(
   'kind',
   [
-    z.strictObject({ kind: z.literal('view'), match, value: text(500, 'the page path (or pattern) to match') }),
-    z.strictObject({ kind: z.literal('goal'), match, value: text(500, 'the goal or event name to match') }),
+    viewStep,
+    goalStep,
     // A payment step is any succeeded payment of the visitor: there is nothing to match.
     z.strictObject({ kind: z.literal('payment'), match: z.null().optional(), value: z.null().optional() }),
   ],

@@ -72,15 +72,16 @@ export const dayStart = (date: string, tz: string): number => localToUtc(parseDa
 
 /**
  * Resolve the window with the reports' own calendar rules (query/window). `period=all` starts at
- * `allFrom` (the caller decides: earliest retained event or the retention cutoff). Windows reaching
+ * `allFrom`: the earliest datum, null when there is none (today's local midnight, as in the analytics
+ * reports), or left out for the retention cutoff. Windows reaching
  * before `now - retentionDays` start at that cutoff with `clamped: true`; a window wholly before it
  * becomes empty at the cutoff.
  */
-export function resolveWindow(p: WindowParams, fallback: Period, retentionDays: number, allFrom?: number): ResolvedWindow {
+export function resolveWindow(p: WindowParams, fallback: Period, retentionDays: number, allFrom?: number | null): ResolvedWindow {
   const now = nowMs();
   const span = p.from && p.to
     ? { from: instantMs(p.from), to: instantMs(p.to) }
-    : resolvePeriod(p.period ?? fallback, { now, tz: p.tz, earliestEvent: allFrom ?? now - retentionDays * DAY });
+    : resolvePeriod(p.period ?? fallback, { now, tz: p.tz, earliestEvent: allFrom === undefined ? now - retentionDays * DAY : allFrom });
   const c = clampToRetention(span, now, retentionDays);
   return { fromMs: c.from, toMs: c.to, tz: p.tz, clamped: c.clamped };
 }

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { AppContext } from '../api/context';
-import { formatZodError } from '../api/route';
+import { formatZodError, singleValued } from '../api/route';
 import { nowMs } from '../core/clock';
 import { invalidRequest, notFound } from '../core/errors';
 import { ShareRepo, isLive, isSlug, panelsOf, type ShareRow } from '../model/share';
@@ -68,7 +68,7 @@ export default function sharePublic(router: Router, app: AppContext): void {
   router.get('/share/:slug/data', (req, res) => sendFeed(res, async () => {
     const board = await liveBoard(app, String(req.params.slug));
     if (!board) throw notFound('board');
-    const window = await spelledZone(app.store, boardWindow(board, req.query));
+    const window = await spelledZone(app.store, boardWindow(board, singleValued(req.query)));
     const key = [JSON.stringify(board.row), window.fromMs, window.toMs, window.tz].join('|');
     return gate.serve(cache, key, req.ip, () => boardData(app, board, panelsOf(board.row), window, runReport));
   }));

@@ -5,7 +5,7 @@ import { BUILTIN_EVENTS, type Goal } from '../model/goals';
 import { execute } from './execute';
 import { dt, TABLES } from './lower/common';
 import {
-  agg, and, array, as, bin, col, eq, fn, inSet, lambda, lit, or, param, select, str, subquery, table, union,
+  agg, and, array, as, bin, col, eq, fn, inSet, lambda, lit, or, param, select, str, subquery, table, tuple, union,
   type Expr, type SelectNode, type UnionNode,
 } from './sql/ast';
 
@@ -27,8 +27,11 @@ const FUNNEL_WINDOW_MS = {
  * TRAP: windowFunnel adds one entry per condition a row satisfies, all at the row's timestamp, and
  * chains them; so one page view matching steps 1 and 2 (a repeated or overlapping step) reached
  * step 2 by itself. Rows are therefore exploded into one entry per matched step, on a key that
- * orders entries of the same millisecond: events by their lowest matched step, then within one
- * event the higher step first, so an event can never follow itself. 16 slots hold the 10 steps.
+ * orders entries of the same millisecond: the visitor's events of that millisecond ranked by their
+ * lowest matched step, then their highest, then their id (ranked by the lowest step alone, a view
+ * of /pricing matching steps 1 and 2 sorted before a view of / matching step 1, and two events
+ * matching the same steps tied: neither chain was found), and within one event the higher step first, so an event can never follow itself. 16 slots hold the
+ * 10 steps and the first 16 events of a millisecond.
  */
 const KEY_SLOTS = 16;
 const KEY_SCALE = KEY_SLOTS * KEY_SLOTS;
@@ -89,20 +92,23 @@ export function stepConditions(steps: Step[], goals: DefinedGoal[]): Expr[] {
   });
 }
 
+const element = (x: Expr, n: number) => fn('tupleElement', x, lit(n));
 const millis = (c: Expr) => fn('toUInt64', fn('toUnixTimestamp64Milli', c));
 
 /** The site's events in the window, and its succeeded payments when a step asks for one, as rows of one shape. */
 function funnelRows(input: FunnelReportInput): SelectNode | UnionNode {
   const site = eq(col('site_id'), param('UUID', input.siteId));
   const events = select({
-    columns: [col('visitor_id'), as(millis(col('ts')), 't'), as(fn('toString', col('name')), 'name'), col('pathname'), as(lit(0), 'is_payment')],
+    columns: [col('visitor_id'), as(millis(col('ts')), 't'), as(fn('toString', col('name')), 'name'), col('pathname'), as(lit(0), 'is_payment'),
+      as(fn('cityHash64', col('event_id')), 'eid')],
     from: table(TABLES.events),
     where: and(site, bin('>=', col('ts'), dt(input.fromMs)), bin('<', col('ts'), dt(input.toMs)),
       input.includeBots ? undefined : eq(col('is_bot'), lit(0))),
   });
   if (!input.steps.some((s) => s.kind === 'payment')) return events;
   const payments = select({
-    columns: [col('visitor_id'), as(millis(col('paid_at')), 't'), as(str(''), 'name'), as(str(''), 'pathname'), as(lit(1), 'is_payment')],
+    columns: [col('visitor_id'), as(millis(col('paid_at')), 't'), as(str(''), 'name'), as(str(''), 'pathname'), as(lit(1), 'is_payment'),
+      as(fn('cityHash64', col('payment_id')), 'eid')],
     from: table(TABLES.payments, { final: true }),
     // A payment no checkout id attributes has no visitor: visitor 0 would be one phantom visitor of them all.
     where: and(site, eq(col('is_deleted'), lit(0)), eq(col('status'), str('succeeded')), bin('!=', col('visitor_id'), lit(0)),
@@ -115,15 +121,28 @@ function funnelRows(input: FunnelReportInput): SelectNode | UnionNode {
 function funnelQuery(input: FunnelReportInput, conditions: Expr[]): SelectNode {
   const step = col('step');
   const matched = select({
-    columns: [col('visitor_id'), col('t'), as(fn('arrayFilter', lambda(['i', 'hit'], eq(col('hit'), lit(1))), fn('range', lit(conditions.length)), array(...conditions)), 'steps')],
+    columns: [col('visitor_id'), col('t'), col('eid'), as(fn('arrayFilter', lambda(['i', 'hit'], eq(col('hit'), lit(1))), fn('range', lit(conditions.length)), array(...conditions)), 'steps')],
     from: subquery(funnelRows(input)),
   });
-  const slot = lit(KEY_SLOTS);
-  const entries = select({
-    columns: [col('visitor_id'), as(fn('arrayJoin', col('steps')), 'step'),
-      as(fn('toUInt64', bin('+', bin('*', bin('+', bin('*', col('t'), slot), fn('arrayElement', col('steps'), lit(1))), slot), bin('-', lit(KEY_SLOTS - 1), step))), 'key')],
+  const steps = (x: Expr) => element(x, 1);
+  const byStepsThenId = lambda(['x'], tuple(fn('arrayElement', steps(col('x')), lit(1)), fn('arrayElement', steps(col('x')), lit(-1)), element(col('x'), 2)));
+  const millisecond = select({
+    columns: [col('visitor_id'), col('t'), as(fn('arraySort', byStepsThenId, agg('groupArray', [], tuple(col('steps'), col('eid')))), 'events')],
     from: subquery(matched),
     where: fn('notEmpty', col('steps')),
+    groupBy: [col('visitor_id'), col('t')],
+  });
+  const ranked = select({
+    columns: [col('visitor_id'), col('t'), as(fn('arrayJoin', fn('arrayEnumerate', col('events'))), 'ordinal'),
+      as(steps(fn('arrayElement', col('events'), col('ordinal'))), 'steps')],
+    from: subquery(millisecond),
+  });
+  const slot = lit(KEY_SLOTS);
+  const ordinalSlot = fn('least', bin('-', col('ordinal'), lit(1)), lit(KEY_SLOTS - 1));
+  const entries = select({
+    columns: [col('visitor_id'), as(fn('arrayJoin', col('steps')), 'step'),
+      as(fn('toUInt64', bin('+', bin('*', bin('+', bin('*', col('t'), slot), ordinalSlot), slot), bin('-', lit(KEY_SLOTS - 1), step))), 'key')],
+    from: subquery(ranked),
   });
   const levels = select({
     columns: [col('visitor_id'), as(agg('windowFunnel', [windowKeyUnits(input.windowSeconds)], col('key'), ...conditions.map((_c, i) => eq(step, lit(i)))), 'level')],

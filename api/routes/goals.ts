@@ -6,7 +6,7 @@ import { requireSite } from '../auth';
 import { PageMeta, Timestamp } from '../openapi';
 import { pageArray, pagingQuery } from '../paging';
 import type { RouteRegistrar } from '../route';
-import { label, text } from '../../core/fields';
+import { label, text, verbatim } from '../../core/fields';
 
 /**
  * Goals (PRODUCT.md §5): `event` goals name a custom event, `page` goals a path glob evaluated at
@@ -22,7 +22,7 @@ const CreateGoal = z.strictObject({
   site_id: z.string().uuid('must be a site uuid'),
   name: label(120),
   kind: z.enum(['event', 'page']),
-  event_name: text(200)
+  event_name: verbatim(200)
     .refine((n) => !BUILTIN_EVENTS.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),
   path_pattern: text(500).transform((p) => (p.startsWith('/') ? p : '/' + p)).optional(),
   revenue_signal: z.boolean().optional(),

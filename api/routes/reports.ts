@@ -1,7 +1,5 @@
-import type { Request } from 'express';
 import { z } from 'zod';
 import { LIMIT, OFFSET, type Bounds } from '../../core/paging';
-import { invalidRequest } from '../../core/errors';
 import { runReport, type ReportName } from '../../query';
 import { DIMENSION_KEYS } from '../../query/registry/dimensions';
 import { BUCKET_UNITS } from '../../query/registry/buckets';
@@ -9,7 +7,7 @@ import { FILTER_KEYS } from '../../query/registry/filters';
 import { MAX_MINUTES } from '../../query/params';
 import { PERIODS } from '../../query/window/resolve';
 import { PageMeta, RangeMeta, Timestamp } from '../openapi';
-import type { RouteRegistrar } from '../route';
+import { singleValued, type RouteRegistrar } from '../route';
 
 /**
  * Analytics reports: thin wrappers over runReport (query/index.ts), which parses the query string
@@ -79,15 +77,6 @@ const SEARCH_WINDOW = {
 /** `bots` is checked and has no effect on the /ai/* reports: each decides which traffic it counts. */
 const AI_WINDOW = { ...WINDOW, bots: opt('accepted and ignored: the crawler reports always count crawlers, referrals count human visits only') };
 
-/** Query-string values as runReport takes them: one string each; a repeated parameter is refused. */
-function stringParams(req: Request): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
-    if (typeof v === 'string') out[k] = v;
-    else if (v !== undefined) throw invalidRequest(`${k}: give this parameter once, as a single value`);
-  }
-  return out;
-}
 
 interface ReportRoute {
   report: ReportName;
@@ -161,7 +150,7 @@ export default function reportRoutes(r: RouteRegistrar): void {
       query: z.object(route.query), response: route.response, meta: metaOf(route.query),
       refusals: { ...route.refusals, 503: 'storage_unavailable: the rollup feed failed and recent events are not in the reports yet; see Retry-After' },
       async handler({ app, principal, site, req, params }) {
-        const query = stringParams(req);
+        const query: Record<string, string | undefined> = singleValued(req.query);
         if (route.report === 'breakdown') query.dimension = params.dimension;
         return runReport(app.store, site, principal.retentionDays, route.report, query);
       },

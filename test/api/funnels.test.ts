@@ -68,8 +68,27 @@ test.each([
   [{ ...signup, steps: [{ kind: 'view', value: `/${'y'.repeat(500)}` }, { kind: 'payment' }] }, 'steps.0.value: allows at most 500 characters'],
   [{ ...signup, steps: [{ kind: 'goal' }, { kind: 'payment' }] }, 'steps.0.value: is required: the goal or event name to match'],
   [{ ...signup, steps: [{ kind: 'view', value: '/a', extra: 1 }, { kind: 'payment' }] }, 'steps.0: unexpected field(s) "extra"'],
+  // Sent goals are custom events: a step equal to a built-in event name could never match.
+  [{ ...signup, steps: [{ kind: 'goal', value: 'pageview' }, { kind: 'payment' }] }, 'steps.0.value: must name a goal or custom event; page views are view steps, and exit_link and file_download are reported per link'],
+  [{ ...signup, steps: [{ kind: 'goal', value: '   ' }, { kind: 'payment' }] }, 'steps.0.value: must not be blank'],
 ])('%j is refused as %s', async (body, message) => {
   expect((await svc.api('POST', base(), { token: t.token, body })).body.error.message).toBe(message);
+});
+
+/**
+ * Steps name what was collected: an event name is kept exactly as sent (ingest keeps "Sign up "), and a
+ * path anchored at its start is given its leading `/` as goals' and settings' paths are.
+ */
+test('step values: event names verbatim, anchored paths given their leading slash', async () => {
+  const res = await svc.api('POST', base(), {
+    token: t.token,
+    body: { name: 'values', steps: [
+      { kind: 'view', value: 'pricing' }, { kind: 'view', match: 'glob', value: 'docs/**' }, { kind: 'view', match: 'contains', value: 'pricing' },
+      { kind: 'goal', value: 'Sign up ' }, { kind: 'goal', match: 'contains', value: 'pageview' },
+    ] },
+  });
+  expect(res.status).toBe(201);
+  expect(res.body.data.steps.map((s: { value: string }) => s.value)).toEqual(['/pricing', '/docs/**', 'pricing', 'Sign up ', 'pageview']);
 });
 
 test('list is paged with a measured has_more; get, edit and delete work; funnels:read cannot write', async () => {
@@ -115,6 +134,27 @@ test('the report reads a tz in any letter case as ClickHouse spells it', async (
   const res = await svc.api('GET', `${base()}/${id}/report?period=last7d&tz=america/new_york`, { token: t.token });
   expect(res.status).toBe(200);
   expect(res.body.meta.range.tz).toBe('America/New_York');
+});
+
+test('a repeated report parameter is refused in the analytics reports\' words, not as a wrong value', async () => {
+  const id = (await svc.api('POST', base(), { token: t.token, body: signup })).body.data.id;
+  for (const [qs, name] of [['bots=included&bots=included', 'bots'], ['tz=UTC&tz=UTC', 'tz'], ['period=today&period=yesterday', 'period']]) {
+    const res = await svc.api('GET', `${base()}/${id}/report?${qs}`, { token: t.token });
+    expect([res.status, res.body.error.message]).toEqual([400, `${name}: give this parameter once, as a single value`]);
+  }
+  // The notes list takes the same window parameters, refused alike.
+  const reader = await t.key({ scopes: ['notes:read'] });
+  const notes = await svc.api('GET', `/sites/${t.siteId}/notes?tz=UTC&tz=UTC`, { token: reader.token });
+  expect([notes.status, notes.body.error.message]).toEqual([400, 'tz: give this parameter once, as a single value']);
+});
+
+test('period=all on a site without data starts at today\'s midnight, as the analytics reports\' does', async () => {
+  const empty = await svc.tenant({ scopes: ['funnels:write'] });
+  const id = (await svc.api('POST', `/sites/${empty.siteId}/funnels`, { token: empty.token, body: signup })).body.data.id;
+  const res = await svc.api('GET', `/sites/${empty.siteId}/funnels/${id}/report?period=all&tz=Asia/Tokyo`, { token: empty.token });
+  expect(res.status).toBe(200);
+  const midnight = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Tokyo' }).format(new Date());
+  expect(res.body.meta.range.from).toBe(`${midnight}T00:00:00+09:00`);
 });
 
 test('no body or report query gives a 5xx', async () => {

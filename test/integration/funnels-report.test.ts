@@ -12,6 +12,7 @@ let t: Tenant;
 const T0 = Date.parse('2026-02-10T09:00:00Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 const WINDOW = '?from=2026-02-01T00:00:00Z&to=2026-03-01T00:00:00Z';
+const MARCH_2 = 20 * 24 * 60;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
 const CRAWLER = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 
@@ -40,6 +41,12 @@ beforeAll(async () => {
     view('v9', '/pricing', -60 * 24 * 30), goal('v9', 'Signup', -60 * 24 * 30 + 5), // before the window
     view('v10', '/same', 0), goal('v10', 'SameMs', 0), // two events in the same millisecond
     view('v11', '/edge', 0), goal('v11', 'Edge', 60), view('v12', '/edge', 0), goal('v12', 'Edge', 61), // at and past an hour
+    // Same millisecond, overlapping steps (an import with whole seconds), on 2 March (outside WINDOW), in file orders both ways:
+    view('v13', '/tied/b', MARCH_2), view('v13', '/tied', MARCH_2), // matches step 1 only, then steps 1 and 2
+    view('v14', '/tied', MARCH_2), view('v14', '/tied/b', MARCH_2),
+    view('v15', '/tied/b', MARCH_2), view('v15', '/tied/b', MARCH_2), // two events matching the same two steps
+    view('v16', '/tied/b', MARCH_2), // one event matching both steps: one step only
+    view('v17', '/spaced', MARCH_2 - 1), goal('v17', 'Spaced ', MARCH_2), // an event name sent with a trailing space
   ];
   expect(await svc.admin('events import', { site: t.siteId }, lines.join('\n'))).toMatchObject({ imported: lines.length, rejected: 0 });
   // Payments arrive from the provider (no endpoint posts one): written as the payment worker would.
@@ -124,6 +131,12 @@ test('one event never counts for two steps: a repeated or overlapping step needs
   // Distinct events in the same millisecond still follow each other.
   const same = await create([{ kind: 'view', value: '/same' }, { kind: 'goal', value: 'SameMs' }]);
   expect(visitors(await report(same))).toEqual([1, 1]);
+  // Same millisecond, overlapping steps: distinct events follow each other whichever matched more steps.
+  const tied = await create([{ kind: 'view', match: 'starts_with', value: '/tied' }, { kind: 'view', value: '/tied/b' }]);
+  expect(visitors(await report(tied, '?from=2026-03-02T00:00:00Z&to=2026-03-03T00:00:00Z'))).toEqual([4, 3]);
+  // A step names the event as it was sent: "Spaced " is not trimmed into a name nothing was sent as.
+  const spaced = await create([{ kind: 'view', value: '/spaced' }, { kind: 'goal', value: 'Spaced ' }]);
+  expect(visitors(await report(spaced, '?from=2026-03-02T00:00:00Z&to=2026-03-03T00:00:00Z'))).toEqual([1, 1]);
   // The window includes its last millisecond: an hour later still counts, a minute more does not.
   const edge = await create([{ kind: 'view', value: '/edge' }, { kind: 'goal', value: 'Edge' }], 3600);
   expect(visitors(await report(edge))).toEqual([2, 1]);

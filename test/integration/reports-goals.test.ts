@@ -80,6 +80,7 @@ test.each([
   [{ name: 'x', kind: 'event', event_name: 'a', path_pattern: '/a' }, /^path_pattern: only page goals/],
   [{ name: 'x', kind: 'page', path_pattern: '/a', event_name: 'a' }, /^event_name: only event goals/],
   [{ name: 'x', kind: 'event', event_name: 'pageview' }, /^event_name:/],
+  [{ name: 'x', kind: 'event', event_name: '   ' }, /^event_name: must not be blank/],
   [{ name: 'x', kind: 'funnel' }, /^kind:/],
   [{ name: '', kind: 'event', event_name: 'a' }, /^name:/],
   [{ name: 'x', kind: 'event', event_name: 'a', extra: 1 }, /unexpected field/],
@@ -87,6 +88,13 @@ test.each([
   const res = await post({ site_id: s.t.siteId, ...body });
   expect(res.status).toBe(400);
   expect(res.body.error.message).toMatch(message);
+});
+
+test('an event goal names the event as it was sent: surrounding spaces are kept (ingest keeps them)', async () => {
+  const res = await post({ site_id: s.t.siteId, name: 'Spaced order', kind: 'event', event_name: ' Order ' });
+  expect(res.status).toBe(201);
+  expect(res.body.data.event_name).toBe(' Order ');
+  expect((await s.svc.api('DELETE', `/sites/${s.t.siteId}/goals/${res.body.data.id}`, { token: s.t.token })).status).toBe(200);
 });
 
 test('a duplicate name is 409; a foreign site is 403; scopes are enforced', async () => {
