@@ -5,7 +5,7 @@ import type { Store } from '../clickhouse/store';
 import { siteZone } from '../query/context';
 import { outsideReportable, rangeOrder, windowConflict } from '../query/params';
 import { instantMs, instantString, unplussed } from '../core/instant';
-import { clampToRetention, PERIODS, resolvePeriod, type Period } from '../query/window/resolve';
+import { clampToRetention, PERIODS, resolvePeriod, type Period, type Span } from '../query/window/resolve';
 import { dateInZone, isoInZone as isoWithMillis, localToUtc, parseDate } from '../query/window/zoned';
 
 /**
@@ -53,6 +53,8 @@ export interface ResolvedWindow {
   toMs: number;
   tz: string;
   clamped: boolean;
+  /** The window asked for, before the retention clamp (a share board hands it to the reports, which clamp alike). */
+  asked?: Span;
 }
 
 const DAY = 86_400_000;
@@ -79,11 +81,19 @@ export const dayStart = (date: string, tz: string): number => localToUtc(parseDa
  */
 export function resolveWindow(p: WindowParams, fallback: Period, retentionDays: number, allFrom?: number | null): ResolvedWindow {
   const now = nowMs();
-  const span = p.from && p.to
+  return clampWindow(windowSpan(p, fallback, now, allFrom === undefined ? now - retentionDays * DAY : allFrom), p.tz, now, retentionDays);
+}
+
+/** The window the parameters name at `now`, before the retention clamp; `all` starts at `allFrom`. */
+export const windowSpan = (p: WindowParams, fallback: Period, now: number, allFrom: number | null): Span =>
+  p.from && p.to
     ? { from: instantMs(p.from), to: instantMs(p.to) }
-    : resolvePeriod(p.period ?? fallback, { now, tz: p.tz, earliestEvent: allFrom === undefined ? now - retentionDays * DAY : allFrom });
+    : resolvePeriod(p.period ?? fallback, { now, tz: p.tz, earliestEvent: allFrom });
+
+/** The span clamped to retention, remembering what was asked. */
+export function clampWindow(span: Span, tz: string, now: number, retentionDays: number): ResolvedWindow {
   const c = clampToRetention(span, now, retentionDays);
-  return { fromMs: c.from, toMs: c.to, tz: p.tz, clamped: c.clamped };
+  return { fromMs: c.from, toMs: c.to, tz, clamped: c.clamped, asked: span };
 }
 
 export const rangeMeta = (w: ResolvedWindow) => ({

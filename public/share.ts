@@ -5,10 +5,10 @@ import { nowMs } from '../core/clock';
 import { invalidRequest, notFound } from '../core/errors';
 import { ShareRepo, isLive, isSlug, panelsOf, type ShareRow } from '../model/share';
 import { viewCounter } from '../model/share-views';
-import { resolveWindow, spelledZone, windowQuery, type Period, type ResolvedWindow } from '../model/notes-window';
+import { clampWindow, isoInZone, spelledZone, windowQuery, windowSpan, type Period, type ResolvedWindow } from '../model/notes-window';
 import { publicSite, sendFeed, sendNotFoundPage, sendPage, type PublicSite } from './pages';
 import { FeedCache } from './cache';
-import { lookBackStart } from '../query/window/resolve';
+import { lookBackStart, resolvePeriod } from '../query/window/resolve';
 import { FeedGate } from './gate';
 import { runReport } from '../query';
 import { boardData } from './share-data';
@@ -34,25 +34,37 @@ function defaultPeriod(maxRangeDays: number): Period {
   return maxRangeDays >= 30 ? 'last30d' : maxRangeDays >= 7 ? 'last7d' : 'today';
 }
 
-/** A viewer may look back at most max_range_days from now; the window is refused, never narrowed. */
+/** How long a board's computation is shared by its viewers (the feed memo). */
+export const BOARD_MEMO_MS = 15_000;
+
+/**
+ * A viewer may look back at most max_range_days from now and forward no further than the end of this
+ * year (the latest end a board's own periods have); the window asked for is checked before the
+ * org's retention clamps it, and refused, never narrowed. "Now" is the start of the memo period:
+ * rolling windows (`last24h`, `all`) ended at this millisecond, so no two viewers shared a window and
+ * a crowd on the board's own "Last 24 hours" ran one computation each (and met 503s).
+ */
 export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
   // Boards are drawn in the site's own timezone unless the viewer asks for another.
   const q = query as Record<string, unknown>;
   const parsed = windowQuery.safeParse(q.tz === undefined ? { ...q, tz: board.site.timezone } : q);
   if (!parsed.success) throw formatZodError(parsed.error, 'query');
   const max = board.row.max_range_days;
-  // Read the clock once: `period=all` starts exactly here, and a later read would refuse it.
-  const earliest = lookBackStart(nowMs(), max, parsed.data.tz);
-  const w = resolveWindow(parsed.data, defaultPeriod(max), board.retentionDays, earliest);
-  if (w.fromMs < earliest) {
+  const tz = parsed.data.tz;
+  const now = Math.floor(nowMs() / BOARD_MEMO_MS) * BOARD_MEMO_MS;
+  const earliest = lookBackStart(now, max, tz);
+  const span = windowSpan(parsed.data, defaultPeriod(max), now, earliest);
+  if (span.from < earliest) {
     throw invalidRequest(`period/from: this board shows at most the last ${max} days (max_range_days)`, { max_range_days: max });
   }
-  return w;
+  const latest = resolvePeriod('year', { now, tz, earliestEvent: null }).to;
+  if (span.to > latest) throw invalidRequest(`to: this board shows nothing after the end of this year (${isoInZone(latest, tz)})`);
+  return clampWindow(span, tz, now, board.retentionDays);
 }
 
 export default function sharePublic(router: Router, app: AppContext): void {
   const views = viewCounter(app.store);
-  const cache = new FeedCache(15_000);
+  const cache = new FeedCache(BOARD_MEMO_MS);
   const gate = FeedGate.of(app);
   app.onShutdown.push(() => views.close());
 

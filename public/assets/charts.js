@@ -21,10 +21,14 @@
     return node;
   }
 
+  // Bidirectional embeddings, overrides and isolates in visitor-sent text (a path, a campaign) reorder
+  // what the board shows ("/bidi/" + U+202E + "evil" read "/bidi/live"): drawn as U+FFFD instead.
+  var BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+
   function setAll(node, attrs) {
     for (var k in attrs || {}) {
       if (attrs[k] === undefined || attrs[k] === null) continue;
-      if (k === 'text') node.textContent = String(attrs[k]);
+      if (k === 'text') node.textContent = String(attrs[k]).replace(BIDI_CONTROLS, '\ufffd');
       // Styles go through the CSSOM: the pages' CSP forbids inline style attributes.
       else if (k === 'style') Object.assign(node.style, attrs[k]);
       else node.setAttribute(k, String(attrs[k]));

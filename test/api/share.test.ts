@@ -181,6 +181,41 @@ test('viewers are held to max_range_days', async () => {
   expect(dflt.body.data.range.from).toBe('2026-03-04T00:00:00+00:00');
 });
 
+test('max_range_days holds whatever the org retention; retention then clamps; nothing after this year', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
+  const board = (await put({ max_range_days: 90 }, s)).body.data;
+  const org = (await svc.running.ctx.repos.getOrg(s.orgId))!;
+  await svc.running.ctx.repos.orgs.put({ ...org, retention_days: 30 });
+  setClock('2026-11-10T12:00:00Z');
+  // Beyond max_range_days: refused, although retention (30 days) would have narrowed it quietly.
+  for (const qs of ['period=last12m', 'period=year', 'from=2026-07-01T00:00:00Z&to=2026-11-01T00:00:00Z']) {
+    const res = await page(board.slug, `/data?${qs}`);
+    expect([qs, res.status, res.body.error?.details]).toEqual([qs, 400, { max_range_days: 90 }]);
+  }
+  // Within max_range_days but wholly before retention: empty and clamped, as the API answers it.
+  const old = await page(board.slug, '/data?from=2026-09-01T00:00:00Z&to=2026-10-01T00:00:00Z');
+  expect(old.status).toBe(200);
+  expect(old.body.data.range).toMatchObject({ clamped: true });
+  expect(old.body.data.summary.visitors).toBe(0);
+  // The latest end a board's own periods have is the end of this year.
+  expect((await page(board.slug, '/data?from=2026-11-01T00:00:00Z&to=2027-01-01T00:00:00Z')).status).toBe(200);
+  const future = await page(board.slug, '/data?from=2026-11-01T00:00:00Z&to=2199-12-31T00:00:00Z');
+  expect([future.status, future.body.error.message]).toEqual([400, 'to: this board shows nothing after the end of this year (2027-01-01T00:00:00+00:00)']);
+});
+
+test('viewers within one memo period share a rolling window, so a crowd on "Last 24 hours" costs one computation', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
+  const board = (await put({}, s)).body.data;
+  setClock('2026-11-10T12:00:01.250Z');
+  const first = await page(board.slug, '/data?period=last24h');
+  setClock('2026-11-10T12:00:13.900Z');
+  const second = await page(board.slug, '/data?period=last24h');
+  expect(first.body.data.range).toMatchObject({ from: '2026-11-09T12:00:00+00:00', to: '2026-11-10T12:00:00+00:00' });
+  expect(second.body).toEqual(first.body);
+  setClock('2026-11-10T12:00:15.000Z');
+  expect((await page(board.slug, '/data?period=last24h')).body.data.range.to).toBe('2026-11-10T12:00:15+00:00');
+});
+
 test('no body or viewer query gives a 5xx', async () => {
   const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   const slug = (await put({}, s)).body.data.slug;

@@ -71,6 +71,35 @@ test('with revenue and the heatmap switched on, both are drawn from the same fig
   expect(errors).toEqual([]);
 });
 
+/**
+ * What visitors send is drawn as sent but cannot disguise itself or hide figures: a bidirectional
+ * override is shown as U+FFFD, a 2,000-character path leaves its count readable, and a 200-character
+ * label wraps instead of pushing the period selector off the page.
+ */
+test('hostile labels: bidi controls shown, counts kept beside long paths, a long label wraps', async () => {
+  const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
+  const long = `/long/${'L'.repeat(1994)}`; // 2,000 characters, the longest path stored
+  const line = (v: string, path: string) => JSON.stringify({ ts: '2026-03-10T10:00:00Z', name: 'pageview', url: `https://${s.domain}${path}`, visitor: v, user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0' });
+  const lines = [line('a', long), line('b', long), line('c', '/bidi/\u202eevil')];
+  expect(await svc.admin('events import', { site: s.siteId }, lines.join('\n'))).toMatchObject({ imported: 3 });
+  const board = (await svc.api('PUT', `/sites/${s.siteId}/share`, { token: s.token, body: { label: 'W'.repeat(200) } })).body.data;
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  await page.goto(`${svc.base}/share/${board.slug}`);
+  await page.waitForSelector('body[data-ready="true"]');
+  const rows = await page.$$eval('section[data-panel="pages"] li', (els) => els.map((e) => ({
+    label: e.querySelector('.label')!.textContent, value: e.querySelector('.value')!.textContent, width: e.querySelector('.value')!.getBoundingClientRect().width,
+  })));
+  // Top pages, then entry pages.
+  expect(rows.map((r) => r.label)).toEqual([long, '/bidi/\ufffdevil', long, '/bidi/\ufffdevil']);
+  expect(rows.map((r) => r.value)).toEqual(['2', '1', '2', '1']);
+  for (const r of rows) expect(r.width).toBeGreaterThan(0);
+  const select = (await page.locator('#period').boundingBox())!;
+  expect(select.x + select.width).toBeLessThanOrEqual(1200);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1200);
+  expect(errors).toEqual([]);
+});
+
 test('an inactive board answers 404 in the browser', async () => {
   const board = (await svc.api('GET', `/sites/${t.siteId}/share`, { token: t.token })).body.data;
   await svc.api('DELETE', `/sites/${t.siteId}/share`, { token: t.token });
