@@ -5,6 +5,9 @@
  *
  *   node scripts/bench.mjs bench/share-board.ts [events=200000] [requests=30]
  */
+// First: the route modules this bench reaches through public/share-data call .openapi() as they load,
+// and from this entry the import cycle through the model reached them before api/openapi extended zod.
+import '../api/openapi';
 import https from 'node:https';
 import { ShareRepo, panelsOf } from '../model/share';
 import { resolveWindow } from '../model/notes-window';
