@@ -56,6 +56,17 @@ function envelopeOf(event: unknown): Stripe.Event {
   throw invalidRequest(`The body is not a Stripe event: ${issue.path.join('.') || 'the body'} ${why}.`);
 }
 
+/**
+ * stripe-node refuses a signature older than its tolerance but not one dated ahead: a body signed for
+ * a later time would stay replayable until then. Ahead by more than the same 5 minutes is refused.
+ * Date.now, the clock stripe-node reads for the age check, not core/clock.
+ */
+function signedAhead(signature: string): boolean {
+  const t = /(?:^|,)\s*t=(\d+)/.exec(signature);
+  return !!t && Number(t[1]) * 1000 > Date.now() + WEBHOOK_TOLERANCE_S * 1000;
+}
+const WEBHOOK_TOLERANCE_S = 300;
+
 export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId: string, raw: Buffer, signature: string | undefined) {
   if (provider !== STRIPE || !isUuid(siteId)) throw notFound('webhook');
   const repo = new IntegrationRepo(deps.store);
@@ -70,6 +81,7 @@ export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId
     if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw invalidRequest('The body is not JSON: not a Stripe event.');
     throw badSignature('The Stripe-Signature header does not match this body and the webhook secret, or is older than 5 minutes.');
   }
+  if (signedAhead(signature)) throw badSignature('The Stripe-Signature header is dated more than 5 minutes ahead of this server\'s clock.');
   const event = envelopeOf(parsed);
   const stored = await storeEvent(deps, row, event);
   await repo.webhookArrived(siteId, row);

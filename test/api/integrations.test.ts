@@ -453,6 +453,12 @@ describe('webhooks', () => {
     const other = await svc.tenant();
     expect((await send(e, { site: other.siteId })).status).toBe(404);
     expect((await send(e, { site: 'not-a-site' })).status).toBe(404);
+    // Signed with the right secret but dated ahead (a body replayable until then): refused past the 5-minute tolerance.
+    const body = JSON.stringify(e);
+    const at = (aheadS: number) => Stripe.webhooks.generateTestHeaderString({ payload: body, secret: WHSEC, timestamp: Math.floor(Date.now() / 1000) + aheadS });
+    const ahead = await send(e, { signature: at(3600) });
+    expect([ahead.status, ahead.body.error.code]).toEqual([400, 'invalid_signature']);
+    expect(ahead.body.error.message).toMatch(/ahead of this server's clock/);
     expect((await revenue()).payments).toBe(0);
   });
 
