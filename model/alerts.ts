@@ -24,6 +24,9 @@ export interface FiringRow { id: string; alert_id: string; site_id: string; fire
 
 export type AlertInput = Omit<AlertRow, 'id' | 'site_id' | 'created_by' | 'created_at' | 'updated_at' | 'enabled'> & { enabled: boolean };
 
+/** What an alert watches: changing any of them re-arms it. */
+const WATCHED = ['trigger_type', 'goal_name', 'threshold_mode', 'threshold', 'window_minutes'] as const satisfies readonly (keyof AlertRow)[];
+
 const ALERT_COLUMNS: (keyof AlertRow & string)[] = [
   'id', 'site_id', 'name', 'enabled', 'trigger_type', 'goal_name', 'threshold_mode', 'threshold', 'window_minutes',
   'subject', 'body', 'created_by', 'created_at', 'updated_at',
@@ -62,8 +65,10 @@ export class AlertsRepo {
 
   /**
    * The alert as `change` makes it from the current row (which keeps its id, site, creator and
-   * creation time); undefined when the site has no such alert. Switched off, it also forgets its
-   * edge: switched on again, it fires on the next crossing.
+   * creation time); undefined when the site has no such alert. Switched off, or changed in what it
+   * watches (trigger, goal, threshold, mode, window), it forgets its edge: it fires on the next
+   * evaluation that finds its condition, as a new alert does (an edited alert that was firing never
+   * fired for its new condition).
    */
   update(siteId: string, id: string, change: (row: AlertRow) => AlertRow): Promise<AlertRow | undefined> {
     return this.table.editOfSite(siteId, id, async (row) => {
@@ -71,9 +76,16 @@ export class AlertsRepo {
       const saved = await this.table.put({
         ...next, id: row.id, site_id: row.site_id, created_by: row.created_by, created_at: row.created_at, updated_at: nowCh(),
       });
-      if (!saved.enabled) await this.clearState(saved.id);
+      if (!saved.enabled || WATCHED.some((k) => saved[k] !== row[k])) await this.clearState(saved.id);
       return saved;
     });
+  }
+
+  /** How many alerts the site has (the API caps them: every alert of every site is evaluated each minute). */
+  async count(siteId: string): Promise<number> {
+    const rows = await this.store.query<{ n: number }>(
+      `SELECT toUInt32(count()) AS n FROM ${this.store.table('alerts')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0`, { s: siteId });
+    return Number(rows[0]?.n ?? 0);
   }
 
   /** true, or undefined when the site has no such alert. */

@@ -7,6 +7,13 @@ import { JOBS } from './registry';
 import type { JobDefinition, WorkerContext } from './types';
 
 const ENQUEUE_TIMEOUT_MS = 3000;
+/**
+ * How often the repeatable jobs' schedules are put back. Redis here keeps nothing on disk: a restart
+ * or failover that comes back empty (or a flush while connected) dropped them, and alerts, the
+ * search refresh and the backfill reconciler stopped until Tally restarted. upsertJobScheduler is
+ * idempotent, so re-asserting costs one command per job kind.
+ */
+const SCHEDULE_REASSERT_MS = 5 * 60_000;
 
 export interface Queues {
   /** False while Redis is unreachable; callers answer 503 queue_unavailable. */
@@ -58,8 +65,25 @@ export function startQueues(
   // pending through the retries, and when Redis came back it rejected where nobody listened: the
   // process died. Queues and workers are therefore made once Redis is first up; until then every
   // enqueue is 503 queue_unavailable anyway.
+  const repeatable = opts.runWorkers ? jobs.filter((d) => d.repeatEveryMs) : [];
+  const scheduleAll = () => Promise.all(repeatable.map((def) => queues.get(def.queue)
+    ?.upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs! }, { name: def.queue, data: {} })
+    .catch((err: Error) => logger.warn({ err: err.message }, 'could not schedule repeatable job'))));
+  const timers: NodeJS.Timeout[] = [];
+  if (repeatable.length) {
+    timers.push(setInterval(() => void (started && redis.isUp() && scheduleAll()), SCHEDULE_REASSERT_MS).unref());
+  }
+  // While Redis is down, what needs no queue runs on this process's own timer (alerts keep firing).
+  for (const def of repeatable.filter((d) => d.runsWithoutRedis)) {
+    timers.push(setInterval(() => {
+      if (redis.isUp()) return;
+      def.handler({}, ctx, { made: 0, max: 1 }).catch((err: Error) => logger.warn({ queue: def.queue, err: err.message }, 'job failed'));
+    }, def.repeatEveryMs!).unref());
+  }
+
   redis.onUp(() => {
-    if (started) return;
+    // Back after an outage: perhaps an empty Redis, so the schedules are put back.
+    if (started) return void scheduleAll();
     started = true;
     for (const def of jobs) {
       const q = new Queue(def.queue, { connection: redis.bullConnection(), prefix, defaultJobOptions: def.defaultJobOptions });
@@ -76,15 +100,8 @@ export function startQueues(
       worker.on('failed', (job, err) => logger.warn({ queue: def.queue, jobId: job?.id, err: err.message }, 'job failed'));
       worker.on('error', quiet);
       workers.push(worker);
-      if (def.repeatEveryMs) {
-        pending.push(
-          queues
-            .get(def.queue)!
-            .upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs }, { name: def.queue, data: {} })
-            .catch((err: Error) => logger.warn({ err: err.message }, 'could not schedule repeatable job')),
-        );
-      }
     }
+    pending.push(scheduleAll());
   });
 
   const api: Queues = {
@@ -115,6 +132,7 @@ export function startQueues(
     },
     definition: (queue) => jobs.find((j) => j.queue === queue),
     async close() {
+      for (const t of timers) clearInterval(t);
       await Promise.allSettled(pending);
       await Promise.allSettled(workers.map((w) => closeQuietly(w)));
       await Promise.allSettled([...queues.values()].map((q) => closeQuietly(q)));

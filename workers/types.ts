@@ -29,5 +29,10 @@ export interface JobDefinition<P = unknown> {
   concurrency?: number;
   /** Repeatable job: enqueued every N ms with a stable scheduler id. */
   repeatEveryMs?: number;
+  /**
+   * A repeatable job that needs no queue and is idempotent: while Redis is down each worker process
+   * runs it itself on its own timer, so it does not pause with the queues.
+   */
+  runsWithoutRedis?: boolean;
   handler(payload: P, ctx: WorkerContext, attempt: Attempt): Promise<unknown>;
 }

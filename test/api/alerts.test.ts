@@ -77,8 +77,35 @@ test.each([
   // Positions count what a reader counts: each emoji is one character.
   [{ ...signups, name: '\u{1F600}\u{1F600}\u202eabc' }, 'name: must not contain control characters or bidirectional formatting (U+202E at character 3)'],
   [{ ...signups, subject: 'Signups\u2028fell' }, 'subject: must not contain control characters or bidirectional formatting (U+2028 at character 8)'],
+  // A fall is at most 100 %: a drop alert asking for more could never fire.
+  [{ name: 'x', trigger_type: 'traffic_drop', threshold_mode: 'percent_change', threshold: 500 }, 'threshold: a fall is at most 100 percent, so 500 could never be reached'],
+  [{ ...signups, goal_name: '  ' }, 'goal_name: must not be blank'],
 ])('%j is refused as %s', async (body, message) => {
   expect((await svc.api('POST', path(), { token: t.token, body })).body.error.message).toBe(message);
+});
+
+test('goal_name names the event as sent (kept verbatim); a drop of 100 % is allowed, a PATCH to more is refused', async () => {
+  const spaced = await svc.api('POST', path(), { token: t.token, body: { ...signups, goal_name: ' Sign up ' } });
+  expect(spaced.body.data.goal_name).toBe(' Sign up ');
+  const drop = await svc.api('POST', path(), { token: t.token, body: { name: 'all gone', trigger_type: 'traffic_drop', threshold_mode: 'percent_change', threshold: 100 } });
+  expect(drop.status).toBe(201);
+  const more = await svc.api('PATCH', `${path()}/${drop.body.data.id}`, { token: t.token, body: { threshold: 101 } });
+  expect([more.status, more.body.error.message]).toEqual([400, 'threshold: a fall is at most 100 percent, so 101 could never be reached']);
+  for (const id of [spaced.body.data.id, drop.body.data.id]) await svc.api('DELETE', `${path()}/${id}`, { token: t.token });
+});
+
+test('a site holds at most 50 alerts (every alert is measured each minute); deleting one makes room', async () => {
+  const s = await svc.tenant({ scopes: ['alerts:write'] });
+  const body = { name: 'n', trigger_type: 'visitors_spike', threshold: 1 };
+  const made = [];
+  for (let i = 0; i < 50; i++) made.push((await svc.api('POST', path(s), { token: s.token, body })).status);
+  expect(made.every((st) => st === 201)).toBe(true);
+  const over = await svc.api('POST', path(s), { token: s.token, body });
+  expect([over.status, over.body.error.code]).toEqual([409, 'conflict']);
+  expect(over.body.error.message).toBe('the site already has 50 alerts, the most a site holds: delete one first');
+  const first = (await svc.api('GET', `${path(s)}?limit=1`, { token: s.token })).body.data[0].id;
+  await svc.api('DELETE', `${path(s)}/${first}`, { token: s.token });
+  expect((await svc.api('POST', path(s), { token: s.token, body })).status).toBe(201);
 });
 
 test('PATCH edits; switching away from goal clears goal_name; scopes are alerts:read / alerts:write', async () => {

@@ -106,4 +106,61 @@ test('last_fired_at is set from the latest firing; the leaver\'s alert fired lik
   expect(await firings('orphan')).toHaveLength(2);
   const f = (await svc.api('GET', `/sites/${t.siteId}/alerts/${alerts.spike}/firings`, { token: t.token })).body.data[0];
   expect(f).toMatchObject({ alert_id: alerts.spike, value: 6, threshold: 4 });
+  // A percent_change firing records the change it compared (a fall of 80 %), not the raw figure (1).
+  const drop = (await svc.api('GET', `/sites/${t.siteId}/alerts/${alerts.drop}/firings`, { token: t.token })).body.data[0];
+  expect(drop).toMatchObject({ value: 80, threshold: 50 });
+});
+
+test('an edit to what a firing alert watches re-arms it; an alert edited during a run keeps what the edit left', async () => {
+  // spike fired at 13:00 and still holds (six visitors in the last hour).
+  expect((await svc.api('PATCH', `/sites/${t.siteId}/alerts/${alerts.spike}`, { token: t.token, body: { threshold: 5 } })).status).toBe(200);
+  expect((await evaluateAt('2026-06-01T13:02:00Z')).get('spike')).toMatchObject({ value: 6, fired: true });
+  expect(await firings('spike')).toEqual(['2026-06-01T13:02:00.000Z', '2026-06-01T13:00:00.000Z', '2026-06-01T11:00:00.000Z']);
+  // Renaming is not a new condition: no re-arm.
+  await svc.api('PATCH', `/sites/${t.siteId}/alerts/${alerts.spike}`, { token: t.token, body: { name: 'spike renamed' } });
+  expect((await evaluateAt('2026-06-01T13:03:00Z')).get('spike')).toMatchObject({ fired: false });
+
+  // Switched off while the run measures it: the run's verdict is dropped, the cleared edge stays.
+  // (signup re-armed after 11:00; the figure handed to the run makes it cross now.)
+  setClock('2026-06-01T13:04:00Z');
+  const signup = alerts.signup;
+  const run = await evaluateAlerts(svc.running.ctx, async (_store, _site, _days, alert) => {
+    if (alert.id === signup) await svc.api('PATCH', `/sites/${t.siteId}/alerts/${signup}`, { token: t.token, body: { enabled: false } });
+    return 100;
+  });
+  expect(run.find((r) => r.alert_id === signup)).toMatchObject({ fired: true });
+  expect(await firings('signup')).toEqual(['2026-06-01T11:00:00.000Z']);
+  expect((await svc.running.ctx.store.query<{ firing: number }>(
+    `SELECT firing FROM ${svc.running.ctx.store.table('alert_state')} FINAL WHERE alert_id = {a:UUID}`, { a: signup }))[0]).toEqual({ firing: 0 });
+});
+
+test('an alert made after the minute boundary is first measured at the next one (never fired before it existed)', async () => {
+  setClock('2026-06-01T14:00:30Z');
+  const res = await svc.api('POST', `/sites/${t.siteId}/alerts`, { token: t.token, body: { name: 'late', trigger_type: 'traffic_drop', threshold: 100 } });
+  alerts.late = res.body.data.id;
+  expect((await evaluateAt('2026-06-01T14:00:40Z')).has('late')).toBe(false);
+  expect((await evaluateAt('2026-06-01T14:01:00Z')).get('late')).toMatchObject({ fired: true });
+  expect(await firings('late')).toEqual(['2026-06-01T14:01:00.000Z']);
+});
+
+/**
+ * goal_name names a goal as filter_goal does: a defined goal in any case, or a sent event, whether or
+ * not an event goal relabels it (an exact label match read 0 for both, and an alert on a sent event
+ * fell silent once someone defined a goal for it).
+ */
+test('a goal alert counts its completions whatever goal relabels the event, and in any case of a goal name', async () => {
+  const u = await svc.tenant({ scopes: ['alerts:write', 'goals:write'] });
+  const buys = [10, 20, 30].map((m) => JSON.stringify({ ts: `2026-06-01T15:${m}:00Z`, name: 'purchase', url: `https://${u.domain}/`, visitor: 'p', user_agent: UA }));
+  expect(await svc.admin('events import', { site: u.siteId }, buys.join('\n'))).toMatchObject({ imported: 3 });
+  const goal = await svc.api('POST', '/goals', { token: u.token, body: { site_id: u.siteId, name: 'Revsig', kind: 'event', event_name: 'purchase' } });
+  expect(goal.status).toBe(201);
+  setClock('2026-06-01T15:00:00Z');
+  const ids: Record<string, string> = {};
+  for (const goal_name of ['purchase', 'revsig', 'Revsig']) {
+    const res = await svc.api('POST', `/sites/${u.siteId}/alerts`, { token: u.token, body: { name: goal_name, trigger_type: 'goal', goal_name, threshold: 3 } });
+    ids[goal_name] = res.body.data.id;
+  }
+  setClock('2026-06-01T16:00:00Z');
+  const run = await evaluateAlerts(svc.running.ctx);
+  for (const id of Object.values(ids)) expect(run.find((r) => r.alert_id === id)).toMatchObject({ value: 3, fired: true });
 });

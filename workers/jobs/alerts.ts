@@ -1,4 +1,4 @@
-import { isoToCh } from '../../clickhouse/meta';
+import { chToIso, isoToCh } from '../../clickhouse/meta';
 import { nowMs } from '../../core/clock';
 import type { Site } from '../../core/domain';
 import { logger } from '../../core/logger';
@@ -6,6 +6,8 @@ import { AlertsRepo, type AlertRow, type AlertState, type FiringRow } from '../.
 import { TRIGGERS, conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
 import type { Store } from '../../clickhouse/store';
 import { runReport } from '../../query';
+import { siteGoals } from '../../query/context';
+import type { Goal } from '../../model/goals';
 import type { JobDefinition, WorkerContext } from '../types';
 
 /**
@@ -22,12 +24,25 @@ export const reportFigure: FigureSource = async (store, site, retentionDays, ale
   const figure = TRIGGERS[alert.trigger_type].figure;
   if (figure === 'goals') {
     // Breakdown by goal, narrowed to this goal: counts it whether or not it is a nominated goal.
-    const rows = (await runReport(store, site, retentionDays, 'breakdown', { ...window, dimension: 'goal', filter_goal: alert.goal_name ?? '', limit: '10' })).data as { label: string; goals?: number }[];
-    return Number(rows.find((r) => r.label === alert.goal_name)?.goals ?? 0);
+    const rows = (await runReport(store, site, retentionDays, 'breakdown', { ...window, dimension: 'goal', filter_goal: alert.goal_name ?? '', limit: '1000' })).data as { label: string; goals?: number }[];
+    const labels = goalLabels(alert.goal_name ?? '', await siteGoals(store, site.id));
+    return rows.reduce((sum, r) => sum + (labels.has(r.label.toLowerCase()) ? Number(r.goals ?? 0) : 0), 0);
   }
   const overview = (await runReport(store, site, retentionDays, 'overview', window)).data as Record<string, number>;
   return Number(overview[figure] ?? 0);
 };
+
+/**
+ * The goal rows that hold `goal_name`'s completions, lower-cased, named as filter_goal names a goal: a
+ * defined goal of that name in any case, and a sent event of that name under its own name or under
+ * the event goal that relabels it. (An exact label match read 0 for `revsig` against the goal
+ * `Revsig`, and an alert on the event `purchase` fell silent once a goal relabelled it.) The other
+ * rows the filter leaves are other goals the same events complete: not counted.
+ */
+function goalLabels(goalName: string, goals: readonly Goal[]): Set<string> {
+  const relabelled = goals.filter((g) => g.kind === 'event' && g.event_name === goalName).map((g) => g.name.toLowerCase());
+  return new Set([goalName.toLowerCase(), ...relabelled]);
+}
 
 export interface Evaluation {
   alert_id: string;
@@ -52,8 +67,11 @@ async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure:
   // same firing id.
   const at = Math.floor(nowMs() / MINUTE) * MINUTE;
   const repo = new AlertsRepo(ctx.store);
-  const alerts = await repo.enabled();
+  // An alert made after the minute boundary is first measured at the next one: its first window
+  // would otherwise end before it existed (and its firing be dated before its creation).
+  const alerts = (await repo.enabled()).filter((a) => Date.parse(chToIso(a.created_at)!) <= at);
   const states = await repo.states(alerts.map((a) => a.id));
+  const updatedAt = new Map(alerts.map((a) => [a.id, a.updated_at]));
   const sites = new Map<string, { site: Site; retentionDays: number } | null>();
   const results: Evaluation[] = [];
   const nextStates: AlertState[] = [];
@@ -72,7 +90,7 @@ async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure:
         last_fired_at: edge.fire ? atCh : state?.last_fired_at ?? null,
       });
       if (edge.fire) {
-        firings.push({ alert_id: alert.id, site_id: alert.site_id, fired_at: atCh, value: m.current, threshold: alert.threshold });
+        firings.push({ alert_id: alert.id, site_id: alert.site_id, fired_at: atCh, value: comparedValue(alert, m), threshold: alert.threshold });
         logger.info({ alertId: alert.id, siteId: alert.site_id, subject: alert.subject, value: m.current }, 'alert fired');
       }
       results.push({ alert_id: alert.id, value: m.current, holds, fired: edge.fire });
@@ -80,9 +98,23 @@ async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure:
       logger.warn({ alertId: alert.id, err: (err as Error).message }, 'alert evaluation failed');
     }
   }
-  await repo.recordFirings(firings);
-  await repo.saveStates(nextStates);
+  // An alert edited or switched off while the run measured it keeps what the edit left (a cleared
+  // edge, a new condition): the run's verdict was about the alert as it was.
+  const unchanged = new Set((await repo.enabled()).filter((a) => a.updated_at === updatedAt.get(a.id)).map((a) => a.id));
+  await repo.recordFirings(firings.filter((f) => unchanged.has(f.alert_id)));
+  await repo.saveStates(nextStates.filter((s) => unchanged.has(s.alert_id)));
   return results;
+}
+
+/**
+ * What a firing records as its value: the quantity compared with the threshold, so the two read
+ * together (a percent_change firing recorded the raw figure, 4 beside a threshold of 100 %): the
+ * figure, or for percent_change the rise (a drop alert: the fall) in percent, to 2 decimals.
+ */
+function comparedValue(alert: AlertRow, m: Measurement): number {
+  if (alert.threshold_mode !== 'percent_change' || !m.previous) return m.current;
+  const change = ((m.current - m.previous) / m.previous) * 100;
+  return Math.round((TRIGGERS[alert.trigger_type].direction === 'up' ? change : -change) * 100) / 100;
 }
 
 async function siteOf(ctx: Pick<WorkerContext, 'store' | 'repos'>, cache: Map<string, { site: Site; retentionDays: number } | null>, siteId: string) {
@@ -107,5 +139,7 @@ export const alertsJob: JobDefinition<Record<string, never>> = {
   defaultJobOptions: { attempts: 1, removeOnComplete: 100, removeOnFail: 100 },
   concurrency: 1,
   repeatEveryMs: MINUTE,
+  // Reports need no queue, and firings are keyed by alert and minute: evaluated while Redis is down too.
+  runsWithoutRedis: true,
   handler: (_payload, ctx) => evaluateAlerts(ctx),
 };
