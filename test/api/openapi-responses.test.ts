@@ -7,11 +7,21 @@ import { visitorIdFor } from '../../ingest/hash';
 import { consoleDate, shiftDate } from '../../integrations/search-console';
 import { DIMENSION_KEYS } from '../../query/registry/dimensions';
 import { evaluateAlerts } from '../../workers/jobs/alerts';
+import { setClock } from '../../core/clock';
 import { startGoogleDouble, type GoogleDouble } from '../support/google-double';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request, type HttpResult } from '../support/http';
 import { backfillState } from '../support/integrations';
 import { FIREFOX, GPTBOT, IPHONE, toNdjson, type Line } from '../integration/reports-support';
+
+async function evaluatedNextMinute() {
+  setClock(new Date(Date.now() + 60_000).toISOString());
+  try {
+    await evaluateAlerts(svc.running.ctx);
+  } finally {
+    setClock(null);
+  }
+}
 
 /**
  * The OpenAPI document describes the answers the service really gives. Every operation of the
@@ -257,7 +267,8 @@ const CASES: Case[] = [
     body: { name: 'Signups', trigger_type: 'goal', goal_name: 'Signup', threshold_mode: 'percent_change', threshold: 50, subject: 'Signups moved', body: 'See the goals report.' },
   },
   { method: 'GET', path: '/sites/{siteId}/alerts', status: 200 },
-  { method: 'GET', path: '/sites/{siteId}/alerts/{alertId}/firings', status: 200, arrange: () => evaluateAlerts(svc.running.ctx) },
+  // Evaluated a minute on: an alert is first measured at the minute boundary after its creation.
+  { method: 'GET', path: '/sites/{siteId}/alerts/{alertId}/firings', status: 200, arrange: () => evaluatedNextMinute() },
   { method: 'GET', path: '/sites/{siteId}/alerts/{alertId}', status: 200 },
   { method: 'PATCH', path: '/sites/{siteId}/alerts/{alertId}', body: { threshold: 2.5, enabled: false }, status: 200 },
   { method: 'GET', path: '/sites/{siteId}/alerts/{alertId}/firings', params: { alertId: 'unknownId' }, status: 404, code: 'not_found' },
