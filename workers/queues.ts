@@ -61,10 +61,6 @@ export function startQueues(
   const pending: Promise<unknown>[] = [];
   const ctx: WorkerContext = { ...base, enqueue: (queue, payload, jobId) => api.enqueue(queue, payload, jobId) };
   let started = false;
-  // TRAP (BullMQ 5, ioredis 5): a Queue made while Redis is unreachable keeps its first connect()
-  // pending through the retries, and when Redis came back it rejected where nobody listened: the
-  // process died. Queues and workers are therefore made once Redis is first up; until then every
-  // enqueue is 503 queue_unavailable anyway.
   const repeatable = opts.runWorkers ? jobs.filter((d) => d.repeatEveryMs) : [];
   const scheduleAll = () => Promise.all(repeatable.map((def) => queues.get(def.queue)
     ?.upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs! }, { name: def.queue, data: {} })
@@ -81,6 +77,10 @@ export function startQueues(
     }, def.repeatEveryMs!).unref());
   }
 
+  // TRAP (BullMQ 5, ioredis 5): a Queue made while Redis is unreachable keeps its first connect()
+  // pending through the retries, and when Redis came back it rejected where nobody listened: the
+  // process died. Queues and workers are therefore made once Redis is first up; until then every
+  // enqueue is 503 queue_unavailable anyway.
   redis.onUp(() => {
     // Back after an outage: perhaps an empty Redis, so the schedules are put back.
     if (started) return void scheduleAll();
