@@ -100,9 +100,11 @@ const MAX_FILTER_VALUE = 2000;
  */
 function filterCond(param: string, name: FilterKey, raw: string): FilterNode {
   const value = filterValue(name, raw);
-  const closed: readonly string[] | undefined = (FILTERS[name] as FilterDef).values;
+  const def: FilterDef = FILTERS[name];
+  const closed = def.values;
   if (closed && value !== '' && !closed.includes(value)) {
-    throw invalidRequest(`${param}: "${raw.slice(0, 64)}" is not a ${name.replace('_', ' ')}; valid values are ${closed.join(', ')}`);
+    const valid = def.emptyLabel ? [...closed, def.emptyLabel] : closed;
+    throw invalidRequest(`${param}: "${raw.slice(0, 64)}" is not a ${name.replace('_', ' ')}; valid values are ${valid.join(', ')}`);
   }
   return { kind: 'cond', filter: name, op: FILTERS[name].op, value };
 }

@@ -35,6 +35,8 @@ export interface FilterDef {
    * the set is refused (a typo would otherwise answer zeros as if nothing had happened).
    */
   values?: readonly string[];
+  /** The label that selects the empty value (`(not set)`, `(direct)`), in any case. */
+  emptyLabel?: string;
 }
 
 /** The member of a closed set a value names in any case, or the value as given. */
@@ -51,10 +53,15 @@ const sessionAttr = (name: string, normalize?: (v: string) => string): FilterDef
  */
 function labelledAttr(name: DimensionKey, normalize: (v: string) => string = (v) => v): FilterDef {
   const emptyLabel = (DIMENSIONS[name] as DimensionDef).emptyLabel;
-  return sessionAttr(name, (v) => {
-    const value = normalize(v);
-    return value === emptyLabel ? '' : value;
-  });
+  const selectsEmpty = emptyLabel?.toLowerCase();
+  return {
+    ...sessionAttr(name, (v) => {
+      const value = normalize(v);
+      // In any case, as the set's own values are (`(NOT SET)` was refused as "not a device").
+      return value.toLowerCase() === selectsEmpty ? '' : value;
+    }),
+    emptyLabel,
+  };
 }
 
 const linkFilter = (eventName: string): FilterDef => ({

@@ -130,7 +130,7 @@ export const METRICS = {
     type: 'number', part: 'sessions',
     sessions: () =>
       fn('if', eq(fn('countIf', LONG_ENOUGH()), lit(0)), lit(0),
-        bin('/', halfUp(bin('*', agg('quantileExactInclusiveIf', [0.5], col('duration'), LONG_ENOUGH()), lit(1000))), lit(1000))),
+        bin('/', halfUp(agg('quantileExactInclusiveIf', [0.5], col('duration_ms'), LONG_ENOUGH())), lit(1000))),
   },
   payments: { type: 'integer', part: 'payments' },
   revenue_cents: { type: 'integer', part: 'payments' },

@@ -45,6 +45,9 @@ test('a (not set) row can be drilled into: its filter selects the sessions the r
   const notSet = (await s.ok('/overview', { ...DAY, filter_os: '(not set)' })).data;
   expect(notSet).toMatchObject({ visitors: 1, views: 2, payments: 0, revenue_cents: 0 });
   expect((await s.ok('/overview', { ...DAY, filter_device: '(not set)' })).data).toMatchObject({ visitors: 1, views: 2 });
+  // In any case, as the closed sets' own values are.
+  expect((await s.ok('/overview', { ...DAY, filter_device: '(NOT SET)' })).data).toMatchObject({ visitors: 1, views: 2 });
+  expect((await s.ok('/overview', { ...DAY, filter_os: '(Not Set)' })).data).toMatchObject({ visitors: 1, views: 2 });
   expect((await s.ok('/breakdowns/path', { ...DAY, filter_os: '(not set)' })).data).toEqual([
     { label: '/', visitors: 1, views: 1 }, { label: '/docs', visitors: 1, views: 1 },
   ]);
@@ -56,6 +59,17 @@ test('the mean session length rounds halves up, like every other rounded figure'
   // (5 + 20) / 2 = 12.5 s; ClickHouse's round() would give 12 (halves to even).
   expect((await s.ok('/overview', DAY)).data.avg_session_seconds).toBe(13);
   expect((await s.ok('/engagement', { ...DAY, unit: 'day' })).data[0].median_session_seconds).toBe(12.5);
+});
+
+test('the median session length rounds its half millisecond up, with no float error on the way', async () => {
+  // 199.759 s and 630.062 s: the median is 414,910.5 ms, so 414.911 s (seconds as floats gave 414.91).
+  await s.importLines([
+    { ts: '2026-05-17T10:00:00.000Z', visitor: 'M1', path: '/' }, { ts: '2026-05-17T10:03:19.759Z', visitor: 'M1', path: '/b' },
+    { ts: '2026-05-17T11:00:00.000Z', visitor: 'M2', path: '/' }, { ts: '2026-05-17T11:10:30.062Z', visitor: 'M2', path: '/b' },
+  ]);
+  const day = { from: '2026-05-17T00:00:00Z', to: '2026-05-18T00:00:00Z' };
+  expect((await s.ok('/engagement', { ...day, unit: 'day' })).data[0].median_session_seconds).toBe(414.911);
+  expect((await s.ok('/channel-quality', day)).data[0].median_session_seconds).toBe(414.911);
 });
 
 test('the bounce rate rounds halves up too, as the conversion rate does (1 bounce in 32 sessions is 3.13)', async () => {

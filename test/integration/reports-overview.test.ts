@@ -66,7 +66,7 @@ test('closed-set filters (channel, device, bot_kind) match in any case and refus
   expect((await s.ok('/overview', { period: 'last7d', filter_device: 'desktop' })).data.visitors).toBeGreaterThan(0);
   const typo = await s.get('/overview', { period: 'last7d', filter_channel: 'Organic Serach' });
   expect(typo.status).toBe(400);
-  expect(typo.body.error.message).toMatch(/^filter_channel: "Organic Serach" is not a channel; valid values are Direct, .*Organic Search.*Unassigned$/);
+  expect(typo.body.error.message).toMatch(/^filter_channel: "Organic Serach" is not a channel; valid values are Direct, .*Organic Search.*Unassigned, \(not set\)$/);
   expect((await s.get('/overview', { period: 'last7d', filter_bot_kind: 'crawler' })).body.error.message).toMatch(/^filter_bot_kind: "crawler" is not a bot kind; valid values are ai_training/);
   expect((await s.get('/overview', { period: 'last7d', filter_channel: '(not set)' })).status).toBe(200);
 });
