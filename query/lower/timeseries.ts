@@ -44,7 +44,9 @@ export interface TimeseriesStatements {
 
 export function lowerTimeseries(q: ReportQuery): TimeseriesStatements {
   const { here, raw } = splitBySource(EVENT_PART, q.source!);
-  const label = bucketLabel(q, col('first_ts'));
+  // A new visitor falls in the bucket of their first counted event: with human figures, their first
+  // human event (a visitor first seen as a crawler hit was new in a bucket with no visitors, 0 beside 1).
+  const label = bucketLabel(q, col(q.humanOnly ? 'first_human_ts' : 'first_ts'));
   // Without filters a visitor's first event is itself a row of its bucket; with filters it must match them.
   const matched = q.filters
     ? inSet(tuple(col('visitor_id'), label), select({

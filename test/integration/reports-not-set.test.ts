@@ -1,4 +1,4 @@
-import { CHROME, reportSuite, type ReportSuite } from './reports-support';
+import { CHROME, GPTBOT, reportSuite, type ReportSuite } from './reports-support';
 
 /**
  * Empty attributes and unattributed payments, on a hand-counted fixture (2026-05-19 UTC):
@@ -59,6 +59,20 @@ test('the mean session length rounds halves up, like every other rounded figure'
   // (5 + 20) / 2 = 12.5 s; ClickHouse's round() would give 12 (halves to even).
   expect((await s.ok('/overview', DAY)).data.avg_session_seconds).toBe(13);
   expect((await s.ok('/engagement', { ...DAY, unit: 'day' })).data[0].median_session_seconds).toBe(12.5);
+});
+
+test('a visitor first seen as a crawler hit is new in the bucket of their first human event, as the overview counts them', async () => {
+  await s.importLines([
+    { ts: '2026-05-15T06:00:00Z', visitor: 'C1', path: '/', user_agent: GPTBOT },
+    { ts: '2026-05-16T09:00:00Z', visitor: 'C1', path: '/', user_agent: CHROME },
+  ]);
+  const two = { from: '2026-05-15T00:00:00Z', to: '2026-05-17T00:00:00Z', unit: 'day' };
+  const series = (await s.ok('/timeseries', two)).data.map((r: Record<string, unknown>) => [r.visitors, r.new_visitors, r.returning_visitors]);
+  expect(series).toEqual([[0, 0, 0], [1, 1, 0]]);
+  expect((await s.ok('/overview', two)).data).toMatchObject({ visitors: 1, new_visitors: 1, returning_visitors: 0 });
+  // With crawlers counted, the crawler hit is the visitor's first event.
+  const all = (await s.ok('/timeseries', { ...two, bots: 'included' })).data.map((r: Record<string, unknown>) => [r.visitors, r.new_visitors]);
+  expect(all).toEqual([[1, 1], [1, 0]]);
 });
 
 test('the median session length rounds its half millisecond up, with no float error on the way', async () => {
