@@ -13,6 +13,8 @@ import { z } from 'zod';
 const SHAPE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:Z|([+-])(\d{2})(?::?(\d{2}))?)$/i;
 
 export const INSTANT_FORMAT = 'an ISO 8601 date-time with an offset, e.g. 2026-01-31T00:00:00+01:00';
+/** The problem parseInstant names when the text is not shaped as an instant at all. */
+export const NOT_AN_INSTANT = `must be ${INSTANT_FORMAT}`;
 
 /** 400 Gregorian years are exactly 146,097 days: shifting by them keeps Date.UTC off its 1900s reading of years 0-99. */
 const FOUR_CENTURIES_MS = 146_097 * 86_400_000;
@@ -20,7 +22,7 @@ const FOUR_CENTURIES_MS = 146_097 * 86_400_000;
 /** Epoch milliseconds, or the problem in words that follow the field's name ("must be ...", "is not ..."). */
 export function parseInstant(text: string): number | string {
   const m = SHAPE.exec(text);
-  if (!m) return `must be ${INSTANT_FORMAT}`;
+  if (!m) return NOT_AN_INSTANT;
   const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
   const oh = Number(m[9] ?? 0);
   const om = Number(m[10] ?? 0);
@@ -34,7 +36,7 @@ export function parseInstant(text: string): number | string {
 
 /** A string field holding an instant, for zod bodies and query objects: the problem in the field's words. */
 export const instantString = (range?: { fromMs: number; toMs: number; words: string }) =>
-  z.string({ error: (i) => (i.input === undefined ? `is required: ${INSTANT_FORMAT}` : `must be ${INSTANT_FORMAT}`) }).superRefine((v, ctx) => {
+  z.string({ error: (i) => (i.input === undefined ? `is required: ${INSTANT_FORMAT}` : NOT_AN_INSTANT) }).superRefine((v, ctx) => {
     const ms = parseInstant(v);
     if (typeof ms === 'string') ctx.addIssue({ code: 'custom', message: ms });
     else if (range && (ms < range.fromMs || ms >= range.toMs)) ctx.addIssue({ code: 'custom', message: range.words });

@@ -3,8 +3,8 @@ import { nowMs } from '../core/clock';
 import { isValidTimeZone } from '../core/time';
 import type { Store } from '../clickhouse/store';
 import { siteZone } from '../query/context';
-import { outsideReportable, rangeOrder, windowConflict } from '../query/params';
-import { instantMs, instantString, unplussed } from '../core/instant';
+import { rangeOrder, windowBound, windowConflict } from '../query/params';
+import { instantMs, unplussed } from '../core/instant';
 import { clampToRetention, PERIODS, resolvePeriod, type Period, type Span } from '../query/window/resolve';
 import { dateInZone, isoInZone as isoWithMillis, localToUtc, parseDate } from '../query/window/zoned';
 
@@ -16,11 +16,14 @@ import { dateInZone, isoInZone as isoWithMillis, localToUtc, parseDate } from '.
  */
 export { PERIODS, type Period };
 
-/** `from`/`to` as the reports take them: a query string's unencoded `+` read as one, 1970 to 2200. */
+/**
+ * `from`/`to` as the reports take them (query/params windowBound); kept with an unencoded `+` read as
+ * the `+` it was, so instantMs reads the value later.
+ */
 const boundary = (name: 'from' | 'to') =>
-  z.preprocess((v) => (typeof v === 'string' ? unplussed(v) : v), instantString()).superRefine((v, ctx) => {
-    const refused = outsideReportable(name, instantMs(v));
-    if (refused) ctx.addIssue({ code: 'custom', message: refused });
+  z.preprocess((v) => (typeof v === 'string' ? unplussed(v) : v), z.string()).superRefine((v, ctx) => {
+    const ms = windowBound(name, v);
+    if (typeof ms === 'string') ctx.addIssue({ code: 'custom', message: ms });
   });
 
 export const windowShape = {

@@ -3,7 +3,7 @@ import { funnelReportFor } from '../api/routes/funnels';
 import { nowMs } from '../core/clock';
 import { FunnelsRepo, funnelOut, type Funnel } from '../model/funnels';
 import { isoInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window';
-import { isoInZone as instantText } from '../query/window/zoned';
+import { isoInZone as isoWithMillis } from '../query/window/zoned';
 import { SECTIONS, type Panels, type Section } from '../model/share';
 import type { LiveBoard } from './share';
 import type { ReportName, runReport } from '../query';
@@ -129,7 +129,7 @@ export async function boardData(app: AppContext, board: LiveBoard, panels: Panel
   // The window as asked: each report clamps it to retention as the API does (a window wholly before the
   // cutoff is empty and `clamped`, where the clamped empty window re-read as from/to was refused).
   const span = window.asked ?? { from: window.fromMs, to: window.toMs };
-  const base = { from: instantText(span.from, window.tz), to: instantText(span.to, window.tz), tz: window.tz };
+  const base = { from: isoWithMillis(span.from, window.tz), to: isoWithMillis(span.to, window.tz), tz: window.tz };
   // Sections ask for the same report (overview, the channel breakdown): each runs once per board.
   const asked = new Map<string, ReturnType<RunReport>>();
   const c: BoardContext = {

@@ -34,17 +34,22 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], v: string 
 }
 
 function instant(name: 'from' | 'to', v: string): number {
-  const ms = parseInstant(unplussed(v));
+  const ms = windowBound(name, v);
   if (typeof ms === 'string') throw invalidRequest(`${name}: ${ms}`);
-  const refused = outsideReportable(name, ms);
-  if (refused) throw invalidRequest(`${name}: ${refused}`);
   return ms;
 }
 
-/** `to` is the window's open end, so it may be the first instant of 2200 itself; `from` may not. */
-export function outsideReportable(name: 'from' | 'to', ms: number): string | null {
+/**
+ * A window bound as a query string gives it (an unencoded `+` arrives as a space), in the instants a
+ * report can cover: epoch ms, or the problem in the words that follow its name. The reports and the
+ * resource routes' windows (model/notes-window) read their bounds through this one function. `to`
+ * is the window's open end, so it may be the first instant of 2200 itself; `from` may not.
+ */
+export function windowBound(name: 'from' | 'to', v: string): number | string {
+  const ms = parseInstant(unplussed(v));
+  if (typeof ms === 'string') return ms;
   const beyond = name === 'to' ? ms > REPORTABLE.toMs : ms >= REPORTABLE.toMs;
-  return ms < REPORTABLE.fromMs || beyond ? 'must lie between 1970 and 2200' : null;
+  return ms < REPORTABLE.fromMs || beyond ? 'must lie between 1970 and 2200' : ms;
 }
 
 /** A window parameter refused, and why: the same words wherever the window parameters are taken. */

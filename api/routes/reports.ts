@@ -14,8 +14,8 @@ import { singleValued, type RouteRegistrar } from '../route';
  * itself so the resources helper (share boards, widgets, alerts) gets the same rules. The zod
  * shapes here document the parameters in the OpenAPI document.
  */
-/** A repeated parameter arrives as an array: refused in runReport's words, not zod's. */
-const opt = (description: string) => z.string({ error: 'give this parameter once, as a single value' }).optional().describe(description);
+// A repeated parameter (an array) is refused before this schema by api/route singleValued.
+const opt = (description: string) => z.string().optional().describe(description);
 /**
  * A parameter runReport reads as a string, documented as the type it must spell: the route's zod
  * shape only documents (runReport parses and refuses with its own messages).

@@ -4,7 +4,7 @@ import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCe
 import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
 import { isCountryCode } from '../../core/countries';
 import { REPORTABLE } from '../../core/time';
-import { parseInstant } from '../../core/instant';
+import { NOT_AN_INSTANT, parseInstant } from '../../core/instant';
 import { malformedMessage, malformedTextAt } from '../../core/text';
 
 /**
@@ -45,7 +45,8 @@ function parseTs(v: unknown): Date | string {
   if (v === undefined || v === null) return 'ts is required';
   if (typeof v !== 'string') return TS_FORMAT;
   const ms = parseInstant(v);
-  if (typeof ms === 'string') return ms.startsWith('must') ? TS_FORMAT : `ts ${ms.slice(0, 60)}`;
+  // A value that matched the shape is short, so the message can echo it whole.
+  if (typeof ms === 'string') return ms === NOT_AN_INSTANT ? TS_FORMAT : `ts ${ms}`;
   if (ms < REPORTABLE.fromMs || ms >= REPORTABLE.toMs) return 'ts must lie between 1970 and 2200';
   return new Date(ms);
 }
