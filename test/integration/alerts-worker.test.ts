@@ -1,5 +1,6 @@
-import { Queue } from 'bullmq';
 import { startTestService, type TestService } from '../support/harness';
+import { withQueue } from '../support/redis';
+import { waitFor } from '../support/wait';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -8,20 +9,10 @@ beforeAll(async () => {
 afterAll(() => svc.stop());
 
 test('the alert evaluator is scheduled as a repeatable BullMQ job every minute', async () => {
-  const { redis } = svc.running.ctx;
-  const connection = redis.duplicateForQueue();
-  const queue = new Queue('alerts', { connection, prefix: `${redis.prefix}:bull` });
-  try {
-    let scheduler: Awaited<ReturnType<Queue['getJobScheduler']>>;
+  await withQueue(svc.running.ctx.redis, 'alerts', async (queue) => {
     // The scheduler hash can be seen before all its fields are written: wait for `every`.
-    for (let i = 0; i < 50 && !scheduler?.every; i++) {
-      scheduler = await queue.getJobScheduler('alerts:every');
-      if (!scheduler) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(scheduler).toMatchObject({ key: 'alerts:every', every: 60_000, name: 'alerts' });
+    await waitFor('the alerts scheduler', async () => !!(await queue.getJobScheduler('alerts:every'))?.every, 5000);
+    expect(await queue.getJobScheduler('alerts:every')).toMatchObject({ key: 'alerts:every', every: 60_000, name: 'alerts' });
     expect(svc.running.ctx.queues.definition('alerts')).toMatchObject({ repeatEveryMs: 60_000, concurrency: 1 });
-  } finally {
-    await queue.close();
-    connection.disconnect();
-  }
+  });
 });

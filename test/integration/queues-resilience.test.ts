@@ -1,22 +1,15 @@
-import { Queue } from 'bullmq';
 import { connectRedis } from '../../infra/redis';
 import { startQueues } from '../../workers/queues';
 import type { JobDefinition, WorkerContext } from '../../workers/types';
 import { startTestService, type TestService } from '../support/harness';
+import { withQueue } from '../support/redis';
+import { waitFor } from '../support/wait';
 
 /**
  * Redis here keeps nothing on disk: the repeatable jobs' schedules are put back when it comes back
  * (perhaps empty), and what needs no queue (alert evaluation) runs on the process's own timer while
  * it is down. Before, an emptied Redis stopped alerts until Tally restarted, and an outage paused them.
  */
-const until = async (check: () => Promise<boolean>, ms = 10_000) => {
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
-};
-
 describe('with a service', () => {
   let svc: TestService;
   beforeAll(async () => {
@@ -26,18 +19,14 @@ describe('with a service', () => {
 
   test('a schedule Redis lost is put back when the connection comes back', async () => {
     const { redis } = svc.running.ctx;
-    const connection = redis.duplicateForQueue();
-    const queue = new Queue('alerts', { connection, prefix: `${redis.prefix}:bull` });
-    try {
-      expect(await until(async () => !!(await queue.getJobScheduler('alerts:every'))?.every)).toBe(true);
+    await withQueue(redis, 'alerts', async (queue) => {
+      const scheduled = async () => !!(await queue.getJobScheduler('alerts:every'))?.every;
+      await waitFor('the alerts scheduler', scheduled, 10_000);
       await queue.removeJobScheduler('alerts:every'); // as a Redis restarted empty would have it
-      expect((await queue.getJobScheduler('alerts:every'))?.every).toBeFalsy();
+      expect(await scheduled()).toBe(false);
       redis.client.disconnect(true); // the connection drops and comes back
-      expect(await until(async () => !!(await queue.getJobScheduler('alerts:every'))?.every)).toBe(true);
-    } finally {
-      await queue.close();
-      connection.disconnect();
-    }
+      await waitFor('the alerts scheduler put back', scheduled, 10_000);
+    });
   });
 });
 
@@ -51,7 +40,7 @@ test('while Redis is down, a repeatable job that needs no queue runs on the proc
   });
   const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue'>, { runWorkers: true, jobs: [def('local', true), def('queued', false)] });
   try {
-    expect(await until(async () => ran.local >= 3, 5000)).toBe(true);
+    await waitFor('three local runs', () => ran.local >= 3, 5000);
     expect(ran.queued).toBe(0);
   } finally {
     await queues.close();
