@@ -16,6 +16,7 @@ import { SaltStore } from './salts';
 import { LiveSessions } from './sessions';
 import { continues, sessionize, type Sessionable, type SessionizedBatch } from './sessionize';
 import { SiteDirectory, type LiveSite } from './sites';
+import type { DropReason } from './exclusions';
 import { IngestStats } from './stats';
 
 const keepsCookie = (live: LiveSite) => live.site.session_strategy === 'first_party_cookie';
@@ -23,9 +24,10 @@ const keepsCookie = (live: LiveSite) => live.site.session_strategy === 'first_pa
 /**
  * The first-party token an answer carries, worked out once per request: when any of the sites keeps
  * a cookie, the token the browser sent (if valid) or a new one for a browser that sent none;
- * otherwise none. Every answer carries it, stored or dropped by a site's exclusions: without it the
- * tracker takes the site for one that keeps no cookie, deletes it, and the next page counts a new
- * visitor. With several domains every cookie site uses this one token (the tracker keeps one cookie).
+ * otherwise none. Every answer of a known site carries it, stored or dropped (a stored event's and a
+ * real-ids answer's come from identify(), which uses the same rule): without it the tracker takes the
+ * site for one that keeps no cookie, deletes it, and the next page counts a new visitor. With several
+ * domains every cookie site uses this one token (the tracker keeps one cookie).
  */
 function answerToken(known: readonly LiveSite[], payload: EventPayload, client: ClientInfo): string | undefined {
   return known.some(keepsCookie) ? firstPartyToken(payload.visitor, client.fromBrowser) : undefined;
@@ -63,7 +65,6 @@ export interface CollectResult {
   visitor?: string;
 }
 
-
 const MAX_BATCH = 5_000;
 const DAY_MS = 86_400_000;
 
@@ -77,7 +78,7 @@ export class Collector {
   /** Inserts go through a connection of their own: not queued behind reports and rollup feeds. */
   private readonly lane: Store;
   private readonly feeder: RollupFeeder;
-  /** Wall time of the latest write's two stages: how long a decoy answer waits (see `decoy`). */
+  /** Wall time of the latest write's two stages: how long an answer without a write waits (asAfterWrite). */
   private lastWriteMs = { sessionize: 2, insert: 10 };
   private readonly decoySecret = randomHex(16);
 
@@ -113,7 +114,8 @@ export class Collector {
       this.stats.dropped.unknown_domain++;
       return this.decoy(payload.domains[0], client, tsMs);
     }
-    return this.collectFor(live, payload, client, tsMs) ?? this.unstored(live, payload, client, tsMs);
+    const stored = this.collectFor(live, payload, client, tsMs);
+    return typeof stored === 'string' ? this.answerDropped(live, stored, payload, client, tsMs) : stored;
   }
 
   /** Several domains (Plausible's roll-up) or a site not cached yet. */
@@ -127,14 +129,27 @@ export class Collector {
     const p = token === payload.visitor ? payload : { ...payload, visitor: token };
     const results = await Promise.all(known.map((live) => this.collectFor(live, p, client, tsMs)));
     // Ids for tally.ids(): a cookie site's when it stored the event (they follow the token), else any
-    // stored; when every site's exclusions dropped it, the first site's (a cookie site's first).
-    const stored = results.find((r, i) => r && keepsCookie(known[i])) ?? results.find((r) => r);
-    return withToken(stored ? Promise.resolve(stored) : this.unstored(known.find(keepsCookie) ?? known[0], p, client, tsMs), token);
+    // stored; when every site's exclusions dropped it, the first site's answer (a cookie site's first).
+    const stored = results.find((r, i) => typeof r !== 'string' && keepsCookie(known[i])) ?? results.find((r) => typeof r !== 'string');
+    if (stored && typeof stored !== 'string') return withToken(Promise.resolve(stored), token);
+    const first = Math.max(0, known.findIndex(keepsCookie));
+    return withToken(this.answerDropped(known[first], results[first] as DropReason, p, client, tsMs), token);
   }
 
   /**
-   * The answer for an event not stored (unknown domain, or dropped by the site's exclusions) must not
-   * tell a caller whether the domain is a Tally site (PRODUCT.md §3). Real ids are stable for one
+   * A known site's event its exclusions dropped. A page of the site left out of its figures (an
+   * excluded path or country) answers the visitor's real ids (`unstored`); another host's page (not
+   * allowed, or excluded) answers a decoy with the token: it has no checkout to attribute, and
+   * mirrors and copies of the snippet can send floods of them, which should cost no Redis read each.
+   */
+  private answerDropped(live: LiveSite, reason: DropReason, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
+    if (reason === 'excluded_path' || reason === 'excluded_country') return this.unstored(live, p, client, tsMs);
+    return withToken(this.decoy(p.domains[0], client, tsMs), answerToken([live], p, client));
+  }
+
+  /**
+   * The answer for an event of an unknown domain, or of another host than the site's, must not tell a
+   * caller whether the domain is a Tally site (PRODUCT.md §3). Real ids are stable for one
    * visitor (same address and browser) through a session and a day, so decoy ids are too: keyed by a
    * process secret, the domain, the client and the UTC day (random ones changed on every send). And a
    * real answer comes after a write, so a decoy waits as long as the latest write took.
@@ -175,13 +190,13 @@ export class Collector {
     });
   }
 
-  /** null: the site's exclusions dropped the event (counted). */
-  private collectFor(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> | null {
+  /** The stored event's answer, or why the site's exclusions dropped it (counted). */
+  private collectFor(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> | DropReason {
     const event = this.enrich(live, p, client, tsMs);
     const dropped = live.exclusions.check(event);
     if (dropped) {
       this.stats.dropped[dropped]++;
-      return null;
+      return dropped;
     }
     const identity = this.identityOf(live, p, client, tsMs);
     if (identity instanceof Promise) return identity.then((id) => this.submit(event, id, tsMs));

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { setClock } from '../../core/clock';
 import { visitorIdFor } from '../../ingest/hash';
 import { collectorOf } from '../../ingest/live/module';
 import { startTestService, type TestService } from '../support/harness';
@@ -205,6 +206,30 @@ test('an event dropped by an exclusion answers the visitor\'s real ids and store
   expect(first.body.visitor_id).toBe(next.body.visitor_id);
   expect(first.body.visitor_id).not.toBe(landed.body.visitor_id);
   expect(await names(t.siteId)).toEqual(['pageview', 'pageview']);
+});
+
+test('an excluded page does not extend the session; another host\'s page answers no real ids', async () => {
+  const t = await svc.tenant({ domain: 'excluded-idle.example', scopes: ['settings:write'] });
+  expect((await svc.api('PATCH', `/sites/${t.siteId}/settings`, { token: t.token, body: { excluded_paths: ['/checkout/**'] } })).status).toBe(200);
+  const send = (url: string, d?: string) => request('POST', `${svc.plainBase}/api/event`, {
+    raw: JSON.stringify({ n: 'pageview', u: url, ...(d ? { d } : {}) }),
+    headers: { 'content-type': 'text/plain', 'user-agent': 'Mozilla/5.0 Firefox/125.0', 'x-forwarded-for': '198.51.100.20' },
+  });
+  try {
+    setClock('2026-11-21T10:00:00Z');
+    const landed = await send('https://excluded-idle.example/');
+    setClock('2026-11-21T10:29:00Z');
+    expect((await send('https://excluded-idle.example/checkout/pay')).body.session_id).toBe(landed.body.session_id);
+    // 31 minutes after the last stored page: the excluded one in between did not keep the session going.
+    setClock('2026-11-21T10:31:00Z');
+    expect((await send('https://excluded-idle.example/next')).body.session_id).not.toBe(landed.body.session_id);
+    // A mirror's page (hostname not allowed) is answered with a decoy: nothing of the visitor's real ids.
+    const mirror = await send('https://mirror.example/', 'excluded-idle.example');
+    expect(mirror.status).toBe(202);
+    expect(mirror.body.visitor_id).not.toBe(landed.body.visitor_id);
+  } finally {
+    setClock(null);
+  }
 });
 
 test('a deeply nested body is answered for what it is, not with a 503: ignored in an unknown field, refused in props', async () => {
