@@ -16,14 +16,13 @@ import { TABLES, baseWhere, dt, filterCondition, human, relationOf, rowSet, site
 export const FINAL_SETTINGS = { do_not_merge_across_partitions_select_final: 1 } as const;
 
 const millis = (c: string, t?: string) => fn('toUnixTimestamp64Milli', col(c, t));
-const duration = (t?: string) => as(bin('/', bin('-', millis('last_ts', t), millis('first_ts', t)), lit(1000)), 'duration');
-/** The same in whole milliseconds: the median is taken over these, where seconds as floats lost halves (414.9105 read 414.91). */
+/** A whole session's length in whole milliseconds: seconds as floats lost the median's halves (414.9105 read 414.91). */
 const durationMs = (t?: string) => as(bin('-', millis('last_ts', t), millis('first_ts', t)), 'duration_ms');
 const sessionTotals = () => table(TABLES.sessions, { final: true });
 
 /**
  * Whole sessions with an event in the window, one row each: total events and pageviews, full
- * duration in seconds, and `first_in`, the time of their first event inside the window.
+ * duration in milliseconds (`duration_ms`), and `first_in`, the time of their first event inside the window.
  *
  * Rollup path (planned source `slices`): sessions started in the window are a primary-key range of
  * session_totals; sessions started before it that still had events in it ("crossing" sessions, a
@@ -42,7 +41,7 @@ const attrCols = (attrs: readonly string[], t?: string) => attrs.map((a) => col(
 function sessionsByRange(q: ReportQuery, attrs: readonly SessionAttribute[]): UnionNode {
   const r = q.range!;
   const started = select({
-    columns: [col('session_id'), col('events'), col('pageviews'), duration(), durationMs(), as(col('session_start'), 'first_in'), ...attrCols(attrs)],
+    columns: [col('session_id'), col('events'), col('pageviews'), durationMs(), as(col('session_start'), 'first_in'), ...attrCols(attrs)],
     from: sessionTotals(),
     where: and(
       eq(col('site_id'), siteParam(q)),
@@ -66,7 +65,7 @@ function sessionsByRange(q: ReportQuery, attrs: readonly SessionAttribute[]): Un
     where: and(eq(col('site_id'), siteParam(q)), bin('>=', col('session_start'), scalar(earliest)), bin('<', col('session_start'), dt(r.from))),
   });
   const crossing = select({
-    columns: [col('session_id', 'c'), col('events', 't'), col('pageviews', 't'), duration('t'), durationMs('t'), col('first_in', 'c'), ...attrCols(attrs, 't')],
+    columns: [col('session_id', 'c'), col('events', 't'), col('pageviews', 't'), durationMs('t'), col('first_in', 'c'), ...attrCols(attrs, 't')],
     from: subquery(crossingSlices, 'c'),
     joins: [join('INNER', subquery(crossingTotals, 't'), eq(col('session_id', 'c'), col('session_id', 't')))],
   });
@@ -89,7 +88,7 @@ function sessionsBySet(q: ReportQuery, attrs: readonly SessionAttribute[]): Sele
     ),
   });
   return select({
-    columns: [col('session_id', 'w'), col('events', 't'), col('pageviews', 't'), duration('t'), durationMs('t'), col('first_in', 'w'), ...attrCols(attrs, 't')],
+    columns: [col('session_id', 'w'), col('events', 't'), col('pageviews', 't'), durationMs('t'), col('first_in', 'w'), ...attrCols(attrs, 't')],
     from: subquery(firstIn, 'w'),
     joins: [join('INNER', subquery(totals, 't'), eq(col('session_id', 'w'), col('session_id', 't')))],
   });

@@ -39,7 +39,7 @@ export interface MetricDef {
   part: 'events' | 'sessions' | 'first_seen' | 'payments' | 'derived';
   /** Over raw events / the session rollup / the page rollup (null: that rollup cannot answer). */
   events?: { raw: EventAgg; slices: EventAgg | null; pages?: EventAgg | null };
-  /** Over whole-session rows (columns events, pageviews, duration). */
+  /** Over whole-session rows (columns events, pageviews, duration_ms). */
   sessions?: () => Expr;
   /** After the rows are in: figures of the same row by name. */
   derive?: (r: Readonly<Record<string, number>>) => number;
@@ -60,8 +60,8 @@ const halfUp = (x: Expr) => fn('floor', bin('+', x, lit(0.5)));
 /** A percentage to 2 decimals, halves up: the arithmetic of the TypeScript-derived conversion_rate. */
 const pct = (part: Expr, whole: Expr) =>
   fn('if', eq(whole, lit(0)), lit(0), bin('/', halfUp(bin('*', bin('/', part, whole), lit(10_000))), lit(100)));
-/** Duration of a whole session in seconds; sessions under 5 s are left out of duration figures. */
-const LONG_ENOUGH = () => bin('>=', col('duration'), lit(5));
+/** Sessions under 5 s (duration_ms, whole milliseconds) are left out of duration figures. */
+const LONG_ENOUGH = () => bin('>=', col('duration_ms'), lit(5000));
 
 
 export const METRICS = {
@@ -124,7 +124,7 @@ export const METRICS = {
   },
   avg_session_seconds: {
     type: 'integer', part: 'sessions',
-    sessions: () => fn('if', eq(fn('countIf', LONG_ENOUGH()), lit(0)), lit(0), halfUp(fn('avgIf', col('duration'), LONG_ENOUGH()))),
+    sessions: () => fn('if', eq(fn('countIf', LONG_ENOUGH()), lit(0)), lit(0), halfUp(bin('/', fn('avgIf', col('duration_ms'), LONG_ENOUGH()), lit(1000)))),
   },
   median_session_seconds: {
     type: 'number', part: 'sessions',
