@@ -35,14 +35,24 @@ export interface Measurement {
  * length; with nothing in the previous window there is no percentage, so it never holds (a site
  * going from 0 to 1 visitor at night is not a spike).
  */
-export function conditionHolds(
-  alert: { trigger_type: TriggerType; threshold_mode: ThresholdMode; threshold: number }, m: Measurement,
-): boolean {
-  const up = TRIGGERS[alert.trigger_type].direction === 'up';
-  if (alert.threshold_mode === 'absolute') return up ? m.current >= alert.threshold : m.current <= alert.threshold;
-  if (!m.previous) return false;
+export function conditionHolds(alert: AlertCondition, m: Measurement): boolean {
+  const figure = comparedFigure(alert, m);
+  if (figure === null) return false;
+  const atMost = alert.threshold_mode === 'absolute' && TRIGGERS[alert.trigger_type].direction === 'down';
+  return atMost ? figure <= alert.threshold : figure >= alert.threshold;
+}
+
+type AlertCondition = { trigger_type: TriggerType; threshold_mode: ThresholdMode; threshold: number };
+
+/**
+ * What is compared with the threshold (and recorded as a firing's value): the figure, or for
+ * percent_change the rise in percent (a drop alert: the fall); null without a previous figure.
+ */
+export function comparedFigure(alert: AlertCondition, m: Measurement): number | null {
+  if (alert.threshold_mode === 'absolute') return m.current;
+  if (!m.previous) return null;
   const change = ((m.current - m.previous) / m.previous) * 100;
-  return up ? change >= alert.threshold : -change >= alert.threshold;
+  return TRIGGERS[alert.trigger_type].direction === 'up' ? change : -change;
 }
 
 /** Edge-triggered: fire on the transition into the condition, re-arm when it stops holding. */

@@ -69,11 +69,16 @@ export function startQueues(
   if (repeatable.length) {
     timers.push(setInterval(() => void (started && redis.isUp() && scheduleAll()), SCHEDULE_REASSERT_MS).unref());
   }
-  // While Redis is down, what needs no queue runs on this process's own timer (alerts keep firing).
+  // While Redis is down, what needs no queue runs on this process's own timer (alerts keep firing),
+  // one run at a time as the queue's concurrency 1 would have it: a run can outlast the period.
   for (const def of repeatable.filter((d) => d.runsWithoutRedis)) {
+    let running = false;
     timers.push(setInterval(() => {
-      if (redis.isUp()) return;
-      def.handler({}, ctx, { made: 0, max: 1 }).catch((err: Error) => logger.warn({ queue: def.queue, err: err.message }, 'job failed'));
+      if (running || redis.isUp()) return;
+      running = true;
+      def.handler({}, ctx, { made: 0, max: 1 })
+        .catch((err: Error) => logger.warn({ queue: def.queue, err: err.message }, 'job failed'))
+        .finally(() => (running = false));
     }, def.repeatEveryMs!).unref());
   }
 
@@ -107,7 +112,7 @@ export function startQueues(
   const api: Queues = {
     available: () => redis.isUp(),
     async enqueue(queue, payload, jobId) {
-      if (!jobs.some((j) => j.queue === queue)) throw new Error(`unknown queue ${queue}`);
+      if (!api.definition(queue)) throw new Error(`unknown queue ${queue}`);
       const q = queues.get(queue);
       if (!q || !redis.isUp()) throw queueUnavailable();
       // TRAP: the queue connection retries forever (BullMQ needs that), so an add issued just as

@@ -50,3 +50,28 @@ test('while Redis is down, a repeatable job that needs no queue runs on the proc
   await new Promise((r) => setTimeout(r, 300));
   expect(ran.local).toBe(after); // closed: the timer is gone
 });
+
+test('a run that outlasts the period is not started again beside itself', async () => {
+  const redis = connectRedis('redis://127.0.0.1:1', `down-slow-${process.pid}`);
+  await redis.attempted;
+  let running = 0;
+  let most = 0;
+  let runs = 0;
+  const slow: JobDefinition = {
+    queue: 'slow', defaultJobOptions: {}, repeatEveryMs: 50, runsWithoutRedis: true,
+    handler: async () => {
+      runs += 1;
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 180));
+      running -= 1;
+    },
+  };
+  const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue'>, { runWorkers: true, jobs: [slow] });
+  try {
+    await waitFor('two slow runs', () => runs >= 2, 5000);
+    expect(most).toBe(1);
+  } finally {
+    await queues.close();
+    await redis.close();
+  }
+});

@@ -3,7 +3,7 @@ import { nowMs } from '../../core/clock';
 import type { Site } from '../../core/domain';
 import { logger } from '../../core/logger';
 import { AlertsRepo, type AlertRow, type AlertState, type FiringRow } from '../../model/alerts';
-import { TRIGGERS, conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
+import { TRIGGERS, comparedFigure, conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
 import type { Store } from '../../clickhouse/store';
 import { runReport } from '../../query';
 import { siteGoals } from '../../query/context';
@@ -75,7 +75,7 @@ async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure:
   const sites = new Map<string, { site: Site; retentionDays: number } | null>();
   const results: Evaluation[] = [];
   const nextStates: AlertState[] = [];
-  const firings: Omit<FiringRow, 'id'>[] = [];
+  const firings: (Omit<FiringRow, 'id'> & { subject: string })[] = [];
   for (const alert of alerts) {
     try {
       const owner = await siteOf(ctx, sites, alert.site_id);
@@ -90,8 +90,10 @@ async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure:
         last_fired_at: edge.fire ? atCh : state?.last_fired_at ?? null,
       });
       if (edge.fire) {
-        firings.push({ alert_id: alert.id, site_id: alert.site_id, fired_at: atCh, value: comparedValue(alert, m), threshold: alert.threshold });
-        logger.info({ alertId: alert.id, siteId: alert.site_id, subject: alert.subject, value: m.current }, 'alert fired');
+        // The value compared with the threshold, so the two read together (a percent_change firing
+        // recorded the raw figure, 4 beside a threshold of 100 %).
+        const value = Math.round((comparedFigure(alert, m) ?? m.current) * 100) / 100;
+        firings.push({ alert_id: alert.id, site_id: alert.site_id, subject: alert.subject, fired_at: atCh, value, threshold: alert.threshold });
       }
       results.push({ alert_id: alert.id, value: m.current, holds, fired: edge.fire });
     } catch (err) {
@@ -100,21 +102,13 @@ async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure:
   }
   // An alert edited or switched off while the run measured it keeps what the edit left (a cleared
   // edge, a new condition): the run's verdict was about the alert as it was.
+  // `results` keep each verdict; only the firings recorded are logged.
   const unchanged = new Set((await repo.enabled()).filter((a) => a.updated_at === updatedAt.get(a.id)).map((a) => a.id));
-  await repo.recordFirings(firings.filter((f) => unchanged.has(f.alert_id)));
+  const recorded = firings.filter((f) => unchanged.has(f.alert_id));
+  await repo.recordFirings(recorded.map(({ subject: _subject, ...f }) => f));
   await repo.saveStates(nextStates.filter((s) => unchanged.has(s.alert_id)));
+  for (const f of recorded) logger.info({ alertId: f.alert_id, siteId: f.site_id, subject: f.subject, value: f.value }, 'alert fired');
   return results;
-}
-
-/**
- * What a firing records as its value: the quantity compared with the threshold, so the two read
- * together (a percent_change firing recorded the raw figure, 4 beside a threshold of 100 %): the
- * figure, or for percent_change the rise (a drop alert: the fall) in percent, to 2 decimals.
- */
-function comparedValue(alert: AlertRow, m: Measurement): number {
-  if (alert.threshold_mode !== 'percent_change' || !m.previous) return m.current;
-  const change = ((m.current - m.previous) / m.previous) * 100;
-  return Math.round((TRIGGERS[alert.trigger_type].direction === 'up' ? change : -change) * 100) / 100;
 }
 
 async function siteOf(ctx: Pick<WorkerContext, 'store' | 'repos'>, cache: Map<string, { site: Site; retentionDays: number } | null>, siteId: string) {
