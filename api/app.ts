@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError, notFound } from '../core/errors';
+import { AppError, methodNotAllowed, notFound } from '../core/errors';
 import { logger } from '../core/logger';
 import { authenticate, authenticateKnown } from './auth';
 import type { AppContext } from './context';
@@ -87,7 +87,7 @@ export function createApp(ctx: AppContext): express.Express {
   api.use((req, res, next) => {
     const allowed = methodsAt(req.path);
     if (!allowed.length) return next(notFound('endpoint'));
-    next(new AppError(405, 'method_not_allowed', `${req.method} is not a method of this endpoint; it allows ${allowed.join(', ')}.`, undefined, { Allow: allowed.join(', ') }));
+    next(methodNotAllowed(req.method, allowed));
   });
   app.use('/api/v1', api);
 

@@ -60,6 +60,10 @@ export const notFound = (what = 'resource') => new AppError(404, 'not_found', `T
 
 export const conflict = (code: ErrorCode, message: string) => new AppError(409, code, message);
 
+/** A path that exists under other methods (RFC 9110): one wording for the API and the collection endpoint. */
+export const methodNotAllowed = (method: string | undefined, allowed: readonly string[]) =>
+  new AppError(405, 'method_not_allowed', `${method} is not a method of this endpoint; it allows ${allowed.join(', ')}.`, undefined, { Allow: allowed.join(', ') });
+
 export const queueUnavailable = () =>
   new AppError(503, 'queue_unavailable', 'The job queue (Redis) is unavailable; try again later.', undefined, {
     'Retry-After': '5',

@@ -7,6 +7,9 @@
  * same text: V8's backtracking makes `/*a*a*a*a*a*a*a*a*b` take seconds on a path of a hundred
  * characters, and a glob is anyone's with settings:write while the path is anyone's on the internet.
  */
+/** A path (or path glob) given without its leading `/` is given one: settings, goals and funnel steps alike. */
+export const withLeadingSlash = (p: string): string => (p.startsWith('/') ? p : `/${p}`);
+
 type Token = { kind: 'char'; char: string } | { kind: 'star' } | { kind: 'globstar' };
 
 function tokens(glob: string): Token[] {

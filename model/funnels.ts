@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { text, verbatim } from '../core/fields';
+import { withLeadingSlash } from '../core/glob';
 import { BUILTIN_EVENTS } from './goals';
 import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
@@ -23,7 +24,7 @@ const match = z.enum(MATCH_OPS, { error: `must be one of ${MATCH_OPS.join(', ')}
 const ANCHORED: readonly MatchOp[] = ['equals', 'starts_with', 'glob'];
 
 const viewStep = z.strictObject({ kind: z.literal('view'), match, value: text(500, 'the page path (or pattern) to match') })
-  .transform((s) => (ANCHORED.includes(s.match) && !s.value.startsWith('/') ? { ...s, value: `/${s.value}` } : s));
+  .transform((s) => (ANCHORED.includes(s.match) ? { ...s, value: withLeadingSlash(s.value) } : s));
 
 // Sent goals are custom events: a step equal to pageview, exit_link or file_download matched nothing.
 const goalStep = z.strictObject({ kind: z.literal('goal'), match, value: verbatim(500, 'the goal or event name to match') })

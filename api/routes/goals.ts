@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withLeadingSlash } from '../../core/glob';
 import { invalidRequest, notFound } from '../../core/errors';
 import { isUuid } from '../../core/ids';
 import { BUILTIN_EVENTS, GoalsRepo } from '../../model/goals';
@@ -24,7 +25,7 @@ const CreateGoal = z.strictObject({
   kind: z.enum(['event', 'page']),
   event_name: verbatim(200)
     .refine((n) => !BUILTIN_EVENTS.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),
-  path_pattern: text(500).transform((p) => (p.startsWith('/') ? p : '/' + p)).optional(),
+  path_pattern: text(500).transform(withLeadingSlash).optional(),
   revenue_signal: z.boolean().optional(),
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withLeadingSlash } from '../../core/glob';
 import '../openapi'; // extends zod with .openapi() before the schemas below use it
 import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
@@ -33,7 +34,6 @@ function list(name: string, max: number, item: z.ZodType<string, string>, fix: (
     .openapi({ maxItems: max, description: `At most ${max} distinct entries (after lower-casing and de-duplication).` });
 }
 
-const withSlash = (p: string) => (p.startsWith('/') ? p : '/' + p);
 
 /**
  * Paths are matched decoded (`/café/*`), so a pattern pasted from an address bar (`/caf%C3%A9/*`) is
@@ -41,9 +41,9 @@ const withSlash = (p: string) => (p.startsWith('/') ? p : '/' + p);
  */
 function decodedPath(p: string): string {
   try {
-    return withSlash(decodeURIComponent(p));
+    return withLeadingSlash(decodeURIComponent(p));
   } catch {
-    return withSlash(p);
+    return withLeadingSlash(p);
   }
 }
 

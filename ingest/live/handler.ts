@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import proxyaddr from 'proxy-addr';
-import { AppError } from '../../core/errors';
+import { AppError, methodNotAllowed } from '../../core/errors';
 import { logger } from '../../core/logger';
 import type { Collector, CollectResult } from './collector';
 import { parsePayload } from './payload';
@@ -113,7 +113,7 @@ function decodeBody(req: IncomingMessage, body: Buffer): Buffer | AppError {
 }
 
 function precheck(req: IncomingMessage): AppError | null {
-  if (req.method !== 'POST') return new AppError(405, 'method_not_allowed', `${req.method} is not a method of this endpoint; it allows POST, OPTIONS.`, undefined, { Allow: 'POST, OPTIONS' });
+  if (req.method !== 'POST') return methodNotAllowed(req.method, ['POST', 'OPTIONS']);
   if (!contentTypeAccepted(req.headers['content-type'])) {
     return new AppError(415, 'unsupported_media_type', 'Send the event as JSON (Content-Type: application/json or text/plain).');
   }
