@@ -36,8 +36,16 @@ export const windowShape = {
 
 /** Cross-field refusals, in the reports' words: `period` with `from`/`to`, one bound alone, an empty window. */
 export function refineWindow(q: { period?: string; from?: string; to?: string }, ctx: z.RefinementCtx): void {
-  const refused = windowConflict(q) ?? (q.from !== undefined && q.to !== undefined ? rangeOrder(instantMs(q.from), instantMs(q.to)) : null);
+  const refused = windowConflict(q) ?? rangeOfBounds(q);
   if (refused) ctx.addIssue({ code: 'custom', path: [refused.param], message: refused.message });
+}
+
+/** An empty or reversed range, judged only when both bounds read (`from=x&to=y` was also "from: must be before to"). */
+function rangeOfBounds(q: { from?: string; to?: string }) {
+  if (q.from === undefined || q.to === undefined) return null;
+  const from = windowBound('from', q.from);
+  const to = windowBound('to', q.to);
+  return typeof from === 'number' && typeof to === 'number' ? rangeOrder(from, to) : null;
 }
 
 export const windowQuery = z.object(windowShape).superRefine(refineWindow);
@@ -57,10 +65,9 @@ export interface ResolvedWindow {
   tz: string;
   clamped: boolean;
   /** The window asked for, before the retention clamp (a share board hands it to the reports, which clamp alike). */
-  asked?: Span;
+  asked: Span;
 }
 
-const DAY = 86_400_000;
 
 /** ISO 8601 with the zone's offset at that instant, to the second: 2026-03-10T00:00:00-04:00. */
 export const isoInZone = (ms: number, tz: string): string => isoWithMillis(Math.floor(ms / 1000) * 1000, tz);
@@ -77,14 +84,13 @@ export const dayStart = (date: string, tz: string): number => localToUtc(parseDa
 
 /**
  * Resolve the window with the reports' own calendar rules (query/window). `period=all` starts at
- * `allFrom`: the earliest datum, null when there is none (today's local midnight, as in the analytics
- * reports), or left out for the retention cutoff. Windows reaching
- * before `now - retentionDays` start at that cutoff with `clamped: true`; a window wholly before it
- * becomes empty at the cutoff.
+ * `allFrom`, the earliest datum, or today's local midnight when there is none (null), as in the
+ * analytics reports; callers read it only for `all`. Windows reaching before `now - retentionDays`
+ * start at that cutoff with `clamped: true`; a window wholly before it becomes empty at the cutoff.
  */
-export function resolveWindow(p: WindowParams, fallback: Period, retentionDays: number, allFrom?: number | null): ResolvedWindow {
+export function resolveWindow(p: WindowParams, fallback: Period, retentionDays: number, allFrom: number | null = null): ResolvedWindow {
   const now = nowMs();
-  return clampWindow(windowSpan(p, fallback, now, allFrom === undefined ? now - retentionDays * DAY : allFrom), p.tz, now, retentionDays);
+  return clampWindow(windowSpan(p, fallback, now, allFrom), p.tz, now, retentionDays);
 }
 
 /** The window the parameters name at `now`, before the retention clamp; `all` starts at `allFrom`. */

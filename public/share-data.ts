@@ -128,16 +128,15 @@ function withoutGoals<T extends { summary: unknown; sections: Record<string, unk
 export async function boardData(app: AppContext, board: LiveBoard, panels: Panels, window: ResolvedWindow, run: RunReport) {
   // The window as asked: each report clamps it to retention as the API does (a window wholly before the
   // cutoff is empty and `clamped`, where the clamped empty window re-read as from/to was refused).
-  const span = window.asked ?? { from: window.fromMs, to: window.toMs };
-  const base = { from: isoWithMillis(span.from, window.tz), to: isoWithMillis(span.to, window.tz), tz: window.tz };
+  const base = { from: isoWithMillis(window.asked.from, window.tz), to: isoWithMillis(window.asked.to, window.tz), tz: window.tz };
   // Sections ask for the same report (overview, the channel breakdown): each runs once per board.
-  const asked = new Map<string, ReturnType<RunReport>>();
+  const answers = new Map<string, ReturnType<RunReport>>();
   const c: BoardContext = {
     app, board, window, money: panels.revenue,
     answer: (name, params) => {
       const key = `${name} ${JSON.stringify(params)}`;
-      let answer = asked.get(key);
-      if (!answer) asked.set(key, (answer = run(app.store, board.site, board.retentionDays, name, { ...base, ...params })));
+      let answer = answers.get(key);
+      if (!answer) answers.set(key, (answer = run(app.store, board.site, board.retentionDays, name, { ...base, ...params })));
       return answer;
     },
     report: async <T>(name: ReportName, params: Record<string, string | undefined> = {}) => (await c.answer(name, params)).data as T,

@@ -51,7 +51,7 @@ export default function notesRoutes(r: RouteRegistrar): void {
       const repo = new NotesRepo(app.store);
       // `all` starts at the earliest note, as a report's starts at the earliest event: a backfilled
       // note before the retention cutoff then makes the window clamped, not silently narrower.
-      const allFrom = query.period === 'all' ? await repo.earliest(site, query.tz) : undefined;
+      const allFrom = query.period === 'all' ? await repo.earliest(site, query.tz) : null;
       const window = hasWindow(query) ? resolveWindow(query, 'last30d', principal.retentionDays, allFrom) : undefined;
       const rows = await repo.list(site, query, window);
       const team = await members(app, site.org_id);

@@ -131,6 +131,12 @@ describe('listing notes', () => {
     expect(res.body.error.message).toContain(message);
   });
 
+  test('unreadable bounds are named once each, with no "must be before to" about them', async () => {
+    const res = await list('?from=x&to=y', s.token, s.siteId);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual(['from', 'to']);
+  });
+
   test('a tz in any letter case is read as ClickHouse spells it (europe/paris), not answered 500', async () => {
     const res = await list('?period=all&tz=europe/paris', s.token, s.siteId);
     expect(res.status).toBe(200);
@@ -151,6 +157,14 @@ describe('listing notes', () => {
     expect(clamped.body.data.map((n: { body: string }) => n.body)).toEqual(['launch']);
     expect(clamped.body.meta.range.clamped).toBe(true);
     expect(Date.parse(clamped.body.meta.range.from)).toBe(Date.parse('2026-03-20T12:00:00Z') - 1095 * 86_400_000);
+  });
+
+  test('period=all on a site without notes starts at today\'s midnight, as the reports\' all does without events', async () => {
+    setClock('2026-03-20T12:00:00Z');
+    const empty = await svc.tenant({ scopes: ['notes:write'] });
+    const res = await list('?period=all&tz=Asia/Tokyo', empty.token, empty.siteId);
+    expect(res.body.data).toEqual([]);
+    expect(res.body.meta.range).toEqual({ from: '2026-03-20T00:00:00+09:00', to: '2026-03-20T21:00:00+09:00', tz: 'Asia/Tokyo', clamped: false });
   });
 
   test('a window older than the retention is clamped and says so', async () => {
