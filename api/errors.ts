@@ -4,20 +4,7 @@ import { logger } from '../core/logger';
 
 export function sendError(res: Response, err: AppError): void {
   if (err.headers) res.set(err.headers);
-  res.status(err.status).json(withIssues(err));
-}
-
-/**
- * docs/foundation.md: a 400 lists what was wrong in `details.issues`. Schema refusals list every
- * issue; a rule checked by hand ("allowed_hostnames: at most 25 ...", "goal_name: is required when
- * ...") is one issue, read from its message, beside any details it carries.
- */
-function withIssues(err: AppError) {
-  const body = err.toBody();
-  if (err.code !== 'invalid_request' || err.details?.issues) return body;
-  const named = /^([A-Za-z_][\w.]*): (.+)$/s.exec(err.message);
-  if (!named) return body;
-  return { error: { ...body.error, details: { ...err.details, issues: [{ path: named[1], message: named[2] }] } } };
+  res.status(err.status).json(err.toBody());
 }
 
 /**

@@ -38,8 +38,16 @@ export class AppError extends Error {
     this.name = 'AppError';
   }
 
+  /**
+   * The body every sender answers (API, public feeds, collection endpoint, admin CLI). docs/foundation.md:
+   * a 400 lists what was wrong in `details.issues`. Schema refusals list every issue; a rule checked by
+   * hand ("allowed_hostnames: at most 25 ...") is one issue, read from its message, beside any details it
+   * carries. (Only the API's sender added the list: a feed's hand-checked 400 had none, its zod 400s did.)
+   */
   toBody(): { error: { code: ErrorCode; message: string; details?: Record<string, unknown> } } {
-    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+    const named = this.code === 'invalid_request' && !this.details?.issues ? /^([A-Za-z_][\w.]*): (.+)$/s.exec(this.message) : null;
+    const details = named ? { ...this.details, issues: [{ path: named[1], message: named[2] }] } : this.details;
+    return { error: { code: this.code, message: this.message, ...(details ? { details } : {}) } };
   }
 }
 

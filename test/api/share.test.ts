@@ -201,6 +201,8 @@ test('max_range_days holds whatever the org retention; retention then clamps; no
   expect((await page(board.slug, '/data?from=2026-11-01T00:00:00Z&to=2027-01-01T00:00:00Z')).status).toBe(200);
   const future = await page(board.slug, '/data?from=2026-11-01T00:00:00Z&to=2199-12-31T00:00:00Z');
   expect([future.status, future.body.error.message]).toEqual([400, 'to: this board shows nothing after the end of this year (2027-01-01T00:00:00+00:00)']);
+  // A feed's hand-checked refusal lists its issue as the API's do (the body is built in one place).
+  expect(future.body.error.details).toEqual({ issues: [{ path: 'to', message: 'this board shows nothing after the end of this year (2027-01-01T00:00:00+00:00)' }] });
 });
 
 test('viewers within one memo period share a rolling window, so a crowd on "Last 24 hours" costs one computation', async () => {
