@@ -59,7 +59,9 @@ const MAX_BLOCKED = 100_000;
  * Failed authentications per client address. Every unknown token costs a ClickHouse lookup and
  * pushes a real key out of the principal cache, so a flood of made-up tokens is a denial of service
  * even though guessing one is hopeless. Once an address has spent its budget it is refused 429
- * before any lookup until the window ends, whatever it sends. IPv6 clients are counted per /64: one
+ * before any lookup until the window ends, except for a key this process resolved lately (served
+ * from the principal cache with no lookup: one tenant's bad tokens behind a shared NAT do not lock
+ * the others out; api/app.ts). IPv6 clients are counted per /64: one
  * host usually holds the whole prefix. The counts live in Redis (shared by API processes); each
  * process remembers which addresses it has refused, so a blocked address costs no round trip.
  */

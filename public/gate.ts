@@ -10,7 +10,7 @@ import type { FeedCache } from './cache';
  * a second of engine time on a busy site). Without a gate, a handful of anonymous requests held the
  * engine every organisation's reports share for many seconds. So a computation (never a memo hit):
  * - spends one of its client address's per-minute budget (IPv6 per /64), 429 `rate_limited` past it;
- * - takes one of `SLOTS` service-wide, waiting in a short line; when the line is full, 503
+ * - takes one of `SLOTS` of this process (one gate per AppContext), waiting in a short line; when the line is full, 503
  *   `overloaded`. The engine runs one parameterised statement at a time per process anyway, so more
  *   slots would add no throughput, only latency for the API's own reports.
  */

@@ -35,7 +35,7 @@ function defaultPeriod(maxRangeDays: number): Period {
 }
 
 /** How long a board's computation is shared by its viewers (the feed memo). */
-export const BOARD_MEMO_MS = 15_000;
+const BOARD_MEMO_MS = 15_000;
 
 /**
  * A viewer may look back at most max_range_days from now and forward no further than the end of this

@@ -30,12 +30,14 @@ const FUNNEL_WINDOW_MS = {
  * orders entries of the same millisecond: the visitor's events of that millisecond ranked by their
  * lowest matched step, then their highest, then their id (ranked by the lowest step alone, a view
  * of /pricing matching steps 1 and 2 sorted before a view of / matching step 1, and two events
- * matching the same steps tied: neither chain was found), and within one event the higher step first, so an event can never follow itself. 16 slots hold the
- * 10 steps and the first 16 events of a millisecond.
+ * matching the same steps tied: neither chain was found), and within one event the higher step
+ * first, so an event can never follow itself. 16 slots hold the 10 steps and the first 16 events of
+ * a millisecond. Known limit: with overlapping steps the window's end can admit an event 1 ms late
+ * (the ranking shares the key with the timestamp; docs/RESOURCES.md).
  */
 const KEY_SLOTS = 16;
 const KEY_SCALE = KEY_SLOTS * KEY_SLOTS;
-// The window in key units; the extra slots keep its last millisecond inside it, as before.
+// The window in key units; the extra units keep its last millisecond inside it.
 const windowKeyUnits = (w: FunnelWindow) => FUNNEL_WINDOW_MS[w] * KEY_SCALE + (KEY_SCALE - 1);
 
 /** One entry per match operator: its SQL over a column and a bound value, and the same test in JS. */

@@ -49,7 +49,7 @@ const EditAlert = z
  * this many, so one tenant cannot stretch every organisation's evaluation run (600 alerts made in six
  * seconds took a run to 95 s and skipped a minute for all).
  */
-export const MAX_ALERTS_PER_SITE = 50;
+const MAX_ALERTS_PER_SITE = 50;
 
 /** The rules between fields, checked on the alert as created or as a PATCH leaves it. */
 function checkAlert(row: Pick<AlertRow, 'trigger_type' | 'goal_name' | 'threshold_mode' | 'threshold'>, given: string | null | undefined): string | null {

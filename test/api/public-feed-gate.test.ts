@@ -48,7 +48,7 @@ test('new windows spend the address budget, 429 with Retry-After past it; memois
   expect((await request('GET', `${svc.base}/widget/${card}.json`, { headers: { 'x-forwarded-for': '198.51.100.9' } })).status).toBe(200);
 });
 
-describe('service-wide slots', () => {
+describe('the process\'s slots', () => {
   let redis: RedisHandle;
   beforeAll(async () => {
     redis = await testRedis('gate');
