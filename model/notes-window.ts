@@ -97,7 +97,7 @@ export function resolveWindow(p: WindowParams, fallback: Period, retentionDays: 
 export const windowSpan = (p: WindowParams, fallback: Period, now: number, allFrom: number | null): Span =>
   p.from && p.to
     ? { from: instantMs(p.from), to: instantMs(p.to) }
-    : resolvePeriod(p.period ?? fallback, { now, tz: p.tz, earliestEvent: allFrom });
+    : resolvePeriod(p.period ?? fallback, { now, tz: p.tz, earliestDatum: allFrom });
 
 /** The span clamped to retention, remembering what was asked. */
 export function clampWindow(span: Span, tz: string, now: number, retentionDays: number): ResolvedWindow {

@@ -57,7 +57,7 @@ export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
   if (span.from < earliest) {
     throw invalidRequest(`period/from: this board shows at most the last ${max} days (max_range_days)`, { max_range_days: max });
   }
-  const latest = resolvePeriod('year', { now, tz, earliestEvent: null }).to;
+  const latest = resolvePeriod('year', { now, tz, earliestDatum: null }).to;
   if (span.to > latest) throw invalidRequest(`to: this board shows nothing after the end of this year (${isoInZone(latest, tz)})`);
   return clampWindow(span, tz, now, board.retentionDays);
 }

@@ -60,7 +60,7 @@ export async function siteZone(store: Store, tz: string | undefined, field = 'ti
 }
 
 /**
- * The site's earliest event (where `period=all` starts), or null when it has none. Read in two
+ * The site's earliest event, or null when it has none (one of earliestDatum's sources). Read in two
  * bounded steps instead of a min over every event of the site (35 ms per 5 million events, so most
  * of a second on a large site, per request): the first day, read in the sort key's order (a granule
  * per part: `events` is ordered by site, then day), then the minimum within that day.
@@ -147,5 +147,5 @@ export async function planContext(store: Store, site: Site, retentionDays: numbe
     needsEarliest ? earliestDatum(store, site.id) : Promise.resolve(null),
   ]);
   // A Goal is a GoalRule (the planner reads only the rule's fields): no per-request copy.
-  return { now: nowMs(), retentionDays, earliestEvent: earliest, goals };
+  return { now: nowMs(), retentionDays, earliestDatum: earliest, goals };
 }

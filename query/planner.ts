@@ -23,8 +23,8 @@ export interface GoalRule {
 export interface PlanContext {
   now: number;
   retentionDays: number;
-  /** The site's earliest event (any kind), or null: `period=all` starts there. */
-  earliestEvent: number | null;
+  /** The site's earliest datum (event, payment or search day), or null: `period=all` starts there. */
+  earliestDatum: number | null;
   goals: readonly GoalRule[];
 }
 
@@ -34,7 +34,7 @@ export const MAX_BUCKETS = 10_000;
 
 /** Period or from/to → UTC [from, to) resolved in tz. */
 export const resolveRange: Pass = (q, ctx) => {
-  const span = resolveWindow(q.window, { now: ctx.now, tz: q.tz, earliestEvent: ctx.earliestEvent });
+  const span = resolveWindow(q.window, { now: ctx.now, tz: q.tz, earliestDatum: ctx.earliestDatum });
   return { ...q, range: { ...span, clamped: false } };
 };
 

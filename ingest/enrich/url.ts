@@ -18,6 +18,13 @@ export interface PageFields {
 }
 
 export const MAX_URL_LENGTH = 4096;
+
+/**
+ * A link target (`exit_link`/`file_download`), live or imported, must be an absolute URL: reports
+ * group those events by it. Null, or the refusal naming the field as the sender spelled it.
+ */
+export const absoluteUrlProblem = (value: string, field: string): string | null =>
+  URL.canParse(value) ? null : `${field} must be an absolute URL`;
 const MAX_PARAM = 500;
 
 /** An absolute http(s) URL, or a message saying what is wrong with it. */

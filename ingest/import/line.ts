@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { EventInput } from '../event';
 import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCents, type FieldError } from '../props';
-import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
+import { MAX_URL_LENGTH, absoluteUrlProblem, parseHttpUrl } from '../enrich/url';
 import { isCountryCode } from '../../core/countries';
 import { REPORTABLE } from '../../core/time';
 import { NOT_AN_INSTANT, parseInstant } from '../../core/instant';
@@ -30,12 +30,8 @@ function optString(o: Obj, field: string, max: number): string | undefined | Fie
 function absoluteUrl(o: Obj, field: string): string | undefined | FieldError {
   const v = optString(o, field, MAX_URL_LENGTH);
   if (typeof v !== 'string') return v;
-  try {
-    new URL(v);
-    return v;
-  } catch {
-    return { error: `${field} must be an absolute URL` };
-  }
+  const problem = absoluteUrlProblem(v, field);
+  return problem ? { error: problem } : v;
 }
 
 const TS_FORMAT = 'ts must be an ISO 8601 timestamp with an offset, e.g. 2026-01-02T03:04:05Z';

@@ -1,6 +1,6 @@
 import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCents, PLAUSIBLE_NAMES, type FieldError } from '../props';
 import { BoundedMemo } from '../enrich/memo';
-import { MAX_URL_LENGTH, parseHttpUrl } from '../enrich/url';
+import { MAX_URL_LENGTH, absoluteUrlProblem, parseHttpUrl } from '../enrich/url';
 import { clip, malformedMessage, malformedTextAt } from '../../core/text';
 
 /**
@@ -125,11 +125,12 @@ export function parsePayload(body: unknown): EventPayload | string {
   const stored = PLAUSIBLE_NAMES.get(name) ?? name;
   let link: string | undefined;
   if (LINK_EVENTS.has(stored)) {
-    // Plausible's convention: the link target travels as props.url (already clipped as every prop value).
+    // Plausible's convention: the link target travels as props.url, a prop value, so clipped at
+    // 2,000 characters as every prop value is (an import's `link` is refused beyond 4,096).
     const field = `${given(o, 'props', 'p')}.url`;
     if (!props.url) return linkRequired(stored, field);
-    // As an import's `link` (ingest/import/line.ts): reports group these events by their target.
-    if (!URL.canParse(props.url)) return `${field} must be an absolute URL`;
+    const notAbsolute = absoluteUrlProblem(props.url, field);
+    if (notAbsolute) return notAbsolute;
     link = props.url;
     delete props.url;
   }

@@ -28,8 +28,8 @@ const HOUR_MS = 3_600_000;
 export interface PeriodContext {
   now: number;
   tz: string;
-  /** Earliest event of the site (any kind), or null when it has none: `all` starts there. */
-  earliestEvent: number | null;
+  /** The site's earliest datum (event, payment or search day; query/context earliestDatum), or null when it has none: `all` starts there (today's midnight for null). */
+  earliestDatum: number | null;
 }
 
 type PeriodRule = (today: LocalDateTime, c: PeriodContext) => Span;
@@ -46,7 +46,7 @@ const PERIOD_RULES: Record<Period, PeriodRule> = {
   last12m: (d, c) => ({ from: at(addMonths(startOfMonth(d), -11), c.tz), to: at(addMonths(startOfMonth(d), 1), c.tz) }),
   month: (d, c) => ({ from: at(startOfMonth(d), c.tz), to: at(addMonths(startOfMonth(d), 1), c.tz) }),
   year: (d, c) => ({ from: at(startOfYear(d), c.tz), to: at(addMonths(startOfYear(d), 12), c.tz) }),
-  all: (d, c) => ({ from: Math.min(c.earliestEvent ?? at(d, c.tz), c.now), to: c.now }),
+  all: (d, c) => ({ from: Math.min(c.earliestDatum ?? at(d, c.tz), c.now), to: c.now }),
 };
 
 export function resolvePeriod(period: Period, c: PeriodContext): Span {

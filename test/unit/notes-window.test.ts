@@ -20,7 +20,7 @@ test('a day whose midnight is skipped starts when the clocks jump, as in the rep
   setClock('2026-09-06T15:00:00Z');
   const w = resolveWindow({ period: 'today', tz: 'America/Santiago' }, 'last30d', 1095);
   expect([isoInZone(w.fromMs, 'America/Santiago'), isoInZone(w.toMs, 'America/Santiago')]).toEqual(['2026-09-06T01:00:00-03:00', '2026-09-07T00:00:00-03:00']);
-  expect({ from: w.fromMs, to: w.toMs }).toEqual(resolvePeriod('today', { now: Date.parse('2026-09-06T15:00:00Z'), tz: 'America/Santiago', earliestEvent: null }));
+  expect({ from: w.fromMs, to: w.toMs }).toEqual(resolvePeriod('today', { now: Date.parse('2026-09-06T15:00:00Z'), tz: 'America/Santiago', earliestDatum: null }));
 });
 
 test('instants are written to the second in the zone\'s offset', () => {

@@ -23,7 +23,7 @@ const zones = (tz: string) => tz;
 
 function planned(report: ReportName, params: Record<string, string>, goals: GoalRule[] = GOALS) {
   const q = parseReport(report, params, SITE, zones);
-  return plan(q, { now: Date.parse('2026-05-10T12:34:56.789Z'), retentionDays: 1095, earliestEvent: null, goals });
+  return plan(q, { now: Date.parse('2026-05-10T12:34:56.789Z'), retentionDays: 1095, earliestDatum: null, goals });
 }
 
 const c = (s: SelectNode | undefined): Compiled | undefined => (s ? compile(s, { database: 'tally' }) : undefined);

@@ -6,7 +6,7 @@ import {
 
 const ms = (iso: string) => Date.parse(iso);
 const NOW = ms('2026-05-10T12:34:56Z');
-const ctx = (over: Partial<PlanContext> = {}): PlanContext => ({ now: NOW, retentionDays: 1095, earliestEvent: null, goals: [], ...over });
+const ctx = (over: Partial<PlanContext> = {}): PlanContext => ({ now: NOW, retentionDays: 1095, earliestDatum: null, goals: [], ...over });
 const base = (over: Partial<ReportQuery> = {}): ReportQuery => ({
   report: 'overview', siteId: '00000000-0000-0000-0000-000000000001', currency: 'USD',
   window: { kind: 'period', period: 'last7d' }, tz: 'UTC', bots: 'excluded', filters: null, ...over,

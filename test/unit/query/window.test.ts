@@ -4,7 +4,7 @@ import { isoInZone, localToUtc, offsetMs, zonedParts } from '../../../query/wind
 
 const ms = (iso: string) => Date.parse(iso);
 const range = (period: Period, now: string, tz: string, earliest: string | null = null) => {
-  const s = resolvePeriod(period, { now: ms(now), tz, earliestEvent: earliest ? ms(earliest) : null });
+  const s = resolvePeriod(period, { now: ms(now), tz, earliestDatum: earliest ? ms(earliest) : null });
   return { from: isoInZone(s.from, tz), to: isoInZone(s.to, tz), hours: (s.to - s.from) / 3_600_000 };
 };
 
@@ -164,7 +164,7 @@ describe('bucket labels', () => {
     // And the day itself, which starts at 01:00, is one row.
     expect(bucketLabels('day', span('2026-09-06T04:00:00Z', '2026-09-07T03:00:00Z'), 'America/Santiago', 10_000)).toEqual(['2026-09-06 00:00:00']);
     // last7d viewed on Sep 5 ends where Sep 6 begins: 7 rows, not a phantom 8th for "tomorrow".
-    const week = resolvePeriod('last7d', { now: ms('2026-09-05T15:00:00Z'), tz: 'America/Santiago', earliestEvent: null });
+    const week = resolvePeriod('last7d', { now: ms('2026-09-05T15:00:00Z'), tz: 'America/Santiago', earliestDatum: null });
     expect(bucketLabels('day', week, 'America/Santiago', 10_000)).toHaveLength(7);
   });
 });
