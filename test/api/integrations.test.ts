@@ -687,8 +687,11 @@ describe('with Redis unreachable', () => {
     expect(res.body.data.backfill.state).toBe('queued');
     await down.running.ctx.store.insert('payments', [{ site_id: t.siteId, provider: 'stripe', payment_id: 'ch_down_1', visitor_id: '0',
       session_id: '0', amount_cents: 700, refunded_cents: 0, currency: 'USD', status: 'succeeded', paid_at: '2026-06-10 00:00:00.000', version: 1, is_deleted: 0 }]);
+    const asked = stripe.requests.length;
     const resync = await down.api('POST', `/sites/${t.siteId}/integrations/stripe/resync`, { token: t.token });
     expect(resync.status).toBe(503);
+    // Refused on Redis before the provider is called: no credential check against Stripe.
+    expect(stripe.requests.length).toBe(asked);
     expect(resync.body.error.code).toBe('queue_unavailable');
     expect(Number(resync.headers['retry-after'])).toBeGreaterThan(0);
     const overview = await down.api('GET', `/sites/${t.siteId}/overview${WINDOW}`, { token: t.token });

@@ -5,6 +5,7 @@ import { startGoogleDouble, type ConsoleRow, type GoogleDouble, type ServiceAcco
 import { IntegrationRepo, queuedBackfill } from '../../model/integrations';
 import { consoleDate, shiftDate } from '../../integrations/search-console';
 import { SEARCH_REFRESH_QUEUE } from '../../workers/jobs/search-refresh';
+import { refreshSearch } from '../../integrations/search-refresh';
 
 /**
  * Search Console connections end to end: the official client (`@googleapis/searchconsole`, with its
@@ -102,6 +103,12 @@ describe('connecting', () => {
     expect(unverified.status).toBe(400);
     expect(unverified.body.error.message).toMatch(/not verified/);
     expect(await connection(t)).toBeUndefined();
+  });
+
+  test('a domain property is read in lower case, as Search Console names it (an upper-case one is the same property)', async () => {
+    const res = await put(t, { property: 'sc-domain:Not-Granted.Example', service_account: account });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain(`property: ${account.client_email} may not read sc-domain:not-granted.example`);
   });
 
   test('Google unreachable while checking is 503 provider_unavailable with Retry-After, not a 500', async () => {
@@ -310,6 +317,21 @@ describe('changing the property', () => {
     expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: false });
     expect((await connection(t))!.backfill.state).toBe('completed');
     google.grant(account.client_email, first, 'siteOwner');
+  });
+
+  /** A refresh that read the first property's days before a re-key writes none of them after its purge. */
+  test('a refresh held across a re-key to another property writes nothing of the first', async () => {
+    // Connected to the first property, its import complete (the tests above).
+    expect((await connection(t))).toMatchObject({ account: first, backfill: { state: 'completed' } });
+    const release = google.holdNext('first.example/searchAnalytics/query');
+    const asked = google.requests.length;
+    const refresh = refreshSearch({ ...svc.running.ctx, enqueue: async () => undefined });
+    await until('the refresh to ask for the first property', async () => google.requests.slice(asked), (r) => r.some((q) => q.path.includes('first.example/searchAnalytics')));
+    await connect(second);
+    release();
+    await refresh;
+    expect(await totals(t)).toEqual({ ...expected(secondRows()), partial: false });
+    expect((await terms(t)).map((r: { term: string }) => r.term)).toEqual(['second thing']);
   });
 });
 

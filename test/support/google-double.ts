@@ -44,6 +44,8 @@ export interface GoogleDouble {
    * once `after` such requests have been answered normally.
    */
   failNext(n: number, opts?: { path?: string; status?: number; after?: number }): void;
+  /** The next request to a path containing `path` is answered only once the returned function is called. */
+  holdNext(path: string): () => void;
   requests: { method: string; path: string; body: Record<string, unknown> }[];
   close(): Promise<void>;
 }
@@ -107,6 +109,7 @@ export async function startGoogleDouble(): Promise<GoogleDouble> {
   const tokens = new Map<string, { email: string; expires: number }>();
   const data = new Map<string, ConsoleRow[]>();
   const failures: { path?: string; status: number; after: number }[] = [];
+  const holds: { path: string; released: Promise<void> }[] = [];
 
   function token(res: http.ServerResponse, form: URLSearchParams) {
     const refuse = (error: string, description: string) => send(res, 400, { error, error_description: description });
@@ -159,6 +162,8 @@ export async function startGoogleDouble(): Promise<GoogleDouble> {
         ? apiError(res, 429, 'RESOURCE_EXHAUSTED', 'Quota exceeded', 'rateLimitExceeded')
         : apiError(res, status, 'INTERNAL', 'Internal error encountered.', 'backendError');
     }
+    const held = holds.findIndex((h) => decodeURIComponent(url.pathname).includes(h.path));
+    if (held >= 0) await holds.splice(held, 1)[0].released;
     if (url.pathname === '/token' && req.method === 'POST') return token(res, new URLSearchParams(raw));
     return api(req, res, url.pathname, json);
   });
@@ -189,6 +194,11 @@ export async function startGoogleDouble(): Promise<GoogleDouble> {
     },
     firstIncompleteDate: undefined,
     failNext: (n, opts = {}) => failures.push(...Array.from({ length: n }, (_, i) => ({ path: opts.path, status: opts.status ?? 500, after: i === 0 ? opts.after ?? 0 : 0 }))),
+    holdNext(path) {
+      let release!: () => void;
+      holds.push({ path, released: new Promise<void>((resolve) => (release = resolve)) });
+      return () => release();
+    },
     requests: [],
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
