@@ -114,7 +114,9 @@ const SESSION_FIELDS = ['session_id', ...CARRIED];
  * continuation: its imported events take the stored session id, start and attributes. A run led by an
  * imported line is a new session whose id hashes site, visitor and first timestamp (re-importing a
  * file gives the same ids) and whose attributes are its first line's. Stored rows are only read, never
- * rewritten. Lines with an explicit `session` keep it whatever the gaps and never meet stored rows.
+ * rewritten. Lines with an explicit `session` keep it whatever the gaps; when an earlier import
+ * stored that session, they continue it (its start and attributes, whatever their timestamps), so a
+ * session split across two files is one session in every report.
  *
  * One INSERT ... SELECT of window functions, so ClickHouse sorts (and may spill) instead of Node
  * holding rows; the stored side is read through the primary key (site, date range).
@@ -134,28 +136,39 @@ const IMPORTED_BUCKET = `(session_key != 0) = {explicit:Bool}
 /**
  * Imported lines and stored events of the same visitors, as one stream sharing column names (own_*:
  * the session fields the row would hand on if it led a run). Lines with an explicit session are
- * partitioned by that session alone (visitor 0); stored rows carry session_key 0, so never join them.
+ * partitioned by that session alone (visitor 0); the visitors' stored rows carry session_key 0, so
+ * never join them. An explicit session an earlier import stored is represented by its earliest stored
+ * row, keyed by the session and marked to lead its partition (`stored_lead`) whatever the timestamps.
  */
 function mergedSql(store: Store): string {
   const staging = store.table('import_staging');
   const ofImport = 'import_id = {imp:UUID}';
   const imported = `SELECT 1 AS from_import, line, session_key, if(session_key = 0, visitor_id, 0) AS partition_visitor,
       ${OWN.join(', ')}, 0 AS own_session_id, ts AS own_session_start, pathname AS own_entry_path, hostname AS own_entry_hostname,
-      ${SESSION_ATTRIBUTES.map((a) => `${a} AS own_${a}`).join(', ')}
+      ${SESSION_ATTRIBUTES.map((a) => `${a} AS own_${a}`).join(', ')}, 0 AS stored_lead
     FROM ${staging} WHERE ${ofImport} AND ${IMPORTED_BUCKET}`;
   // Only stored events that can precede an imported line by less than 30 minutes matter.
-  const stored = `SELECT 0, 0, 0, visitor_id, ${OWN.join(', ')}, ${SESSION_FIELDS.join(', ')}
+  const stored = `SELECT 0, 0, 0, visitor_id, ${OWN.join(', ')}, ${SESSION_FIELDS.join(', ')}, 0
     FROM ${store.table('events')}
     WHERE site_id = {site:UUID}
       AND ts >= (SELECT min(ts) FROM ${staging} WHERE ${ofImport}) - toIntervalMillisecond(${SESSION_GAP_MS})
       AND ts <= (SELECT max(ts) FROM ${staging} WHERE ${ofImport})
       AND visitor_id IN (SELECT visitor_id FROM ${staging} WHERE ${ofImport} AND session_key = 0 AND ${IMPORTED_BUCKET})`;
-  return `${imported}\n    UNION ALL\n    ${stored}`;
+  // An explicit session has no time bound (its lines keep it whatever the gaps), so the site's
+  // session ids are scanned; only in the passes over explicit sessions.
+  const storedExplicit = `SELECT * FROM (
+      SELECT 0, 0, session_id, 0, ${OWN.join(', ')}, ${SESSION_FIELDS.join(', ')}, 1
+      FROM ${store.table('events')}
+      WHERE {explicit:Bool} AND site_id = {site:UUID}
+        AND session_id IN (SELECT session_key FROM ${staging} WHERE ${ofImport} AND session_key != 0 AND ${IMPORTED_BUCKET})
+      ORDER BY session_start, ts
+      LIMIT 1 BY session_id)`;
+  return [imported, stored, storedExplicit].join('\n    UNION ALL\n    ');
 }
 
 /** Each row with its run's session fields (run_*): the first row of the run gives them. */
 function runsSql(store: Store): string {
-  const order = 'ORDER BY ts, from_import, line';
+  const order = 'ORDER BY stored_lead DESC, ts, from_import, line';
   const visitor = `PARTITION BY partition_visitor, session_key ${order}`;
   const run = `PARTITION BY partition_visitor, session_key, segment, stored_seen ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING`;
   const first = (col: string) => `first_value(${col}) OVER (${run})`;

@@ -69,7 +69,8 @@ test('explicit visitor and session strings map to the same UInt64 ids on every i
   expect(r.map((x) => x.visitor_id)).toEqual([visitorIdFor(t.siteId, 'v-42'), visitorIdFor(t.siteId, 'v-42')]);
   // The explicit session is kept even across a 90-minute gap.
   expect(r.map((x) => x.session_id)).toEqual([sessionIdFor(t.siteId, 's-1', 'v-42'), sessionIdFor(t.siteId, 's-1', 'v-42')]);
-  expect(r[1].entry_path).toBe('/b'); // each import stages its own rows: the first event of this import
+  // The second import continues the stored session: one start and entry page, so it is counted once.
+  expect(r[1]).toMatchObject({ entry_path: '/a', session_start: '2026-03-02 08:00:00.000' });
 });
 
 test('a session string belongs to its visitor: two visitors\' session "1" are two sessions', async () => {
@@ -338,6 +339,33 @@ describe('sessions continue the visitor\'s stored session across import runs', (
     } finally {
       setClock(null);
     }
+  });
+
+  test('an explicit session split across two imports is one session: the stored start, entry page and attributes, counted once', async () => {
+    const t = await svc.tenant();
+    const explicit = (ts: string, pathname: string, extra: object = {}) => line(t.domain, 'v', ts, pathname, { session: 's1', ...extra });
+    await svc.admin('events import', { site: t.siteId }, ndjson([
+      explicit('2026-04-01T10:00:00Z', '/a', { referrer: 'https://www.google.com/' }),
+      explicit('2026-04-01T10:05:00Z', '/b'),
+    ]));
+    const stored = await rows(t.siteId);
+    await svc.admin('events import', { site: t.siteId }, ndjson([
+      explicit('2026-04-01T11:00:00Z', '/c', { referrer: 'https://chatgpt.com/' }), // 55 minutes later: the session string keeps it
+      explicit('2026-04-01T09:58:00Z', '/early'), // before the stored start
+      line(t.domain, 'v', '2026-04-01T12:00:00Z', '/plain'), // v without a session string, an hour on: a session of its own
+    ]));
+    const r = await rows(t.siteId);
+    expect(r.map((x) => x.pathname)).toEqual(['/early', '/a', '/b', '/c', '/plain']);
+    expect(r.filter((x) => x.pathname !== '/early' && x.pathname !== '/c' && x.pathname !== '/plain')).toEqual(stored);
+    const s1 = sessionIdFor(t.siteId, 's1', 'v');
+    for (const x of r.filter((x) => x.pathname !== '/plain')) {
+      expect(x).toMatchObject({ session_id: s1, session_start: '2026-04-01 10:00:00.000', entry_path: '/a', referrer: 'google.com', channel: 'Organic Search' });
+    }
+    expect(r.find((x) => x.pathname === '/plain')!.session_id).not.toBe(s1);
+    const overview = await svc.api('GET', `/sites/${t.siteId}/overview?from=2026-04-01T00:00:00Z&to=2026-04-01T23:59:59Z`, { token: t.token });
+    expect(overview.status).toBe(200);
+    // One session for s1 (the second import's lines are no second session) and one for /plain.
+    expect(overview.body.data.sessions).toBe(2);
   });
 
   test('an import cut into many passes gives the sessions one pass gives: stored continuations, gaps, explicit sessions', async () => {
