@@ -39,10 +39,17 @@ export class AlertsRepo {
     this.table = new MetaTable(store, 'alerts', ALERT_COLUMNS);
   }
 
-  create(siteId: string, input: AlertInput, createdBy: string): Promise<AlertRow> {
-    const at = nowCh();
-    return this.table.put({
-      ...input, enabled: input.enabled ? 1 : 0, id: newId(), site_id: siteId, created_by: createdBy, created_at: at, updated_at: at,
+  /**
+   * A new alert, unless the site already has `cap`: counted and written in the site's turn, so
+   * concurrent creations cannot pass the cap together. undefined when the site is full.
+   */
+  create(siteId: string, input: AlertInput, createdBy: string, cap: number): Promise<AlertRow | undefined> {
+    return this.table.exclusive(`site:${siteId}`, async () => {
+      if ((await this.count(siteId)) >= cap) return undefined;
+      const at = nowCh();
+      return this.table.put({
+        ...input, enabled: input.enabled ? 1 : 0, id: newId(), site_id: siteId, created_by: createdBy, created_at: at, updated_at: at,
+      });
     });
   }
 

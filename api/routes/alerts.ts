@@ -94,10 +94,8 @@ export default function alertsRoutes(r: RouteRegistrar): void {
     async handler({ app, principal, site, body }) {
       const goal_name = checkAlert({ ...body, goal_name: body.goal_name ?? null }, body.goal_name);
       const repo = new AlertsRepo(app.store);
-      if ((await repo.count(site.id)) >= MAX_ALERTS_PER_SITE) {
-        throw conflict('conflict', `the site already has ${MAX_ALERTS_PER_SITE} alerts, the most a site holds: delete one first`);
-      }
-      const row = await repo.create(site.id, { ...body, goal_name, subject: body.subject ?? body.name }, principal.userId);
+      const row = await repo.create(site.id, { ...body, goal_name, subject: body.subject ?? body.name }, principal.userId, MAX_ALERTS_PER_SITE);
+      if (!row) throw conflict('conflict', `the site already has ${MAX_ALERTS_PER_SITE} alerts, the most a site holds: delete one first`);
       return { data: alertOut(row) };
     },
   });

@@ -105,7 +105,10 @@ test('a site holds at most 50 alerts (every alert is measured each minute); dele
   expect(over.body.error.message).toBe('the site already has 50 alerts, the most a site holds: delete one first');
   const first = (await svc.api('GET', `${path(s)}?limit=1`, { token: s.token })).body.data[0].id;
   await svc.api('DELETE', `${path(s)}/${first}`, { token: s.token });
-  expect((await svc.api('POST', path(s), { token: s.token, body })).status).toBe(201);
+  // Room for one: concurrent creations cannot pass the cap together (each counted before the others wrote).
+  const racing = await Promise.all(Array.from({ length: 4 }, () => svc.api('POST', path(s), { token: s.token, body })));
+  expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+  expect((await svc.api('GET', `${path(s)}?limit=100`, { token: s.token })).body.data).toHaveLength(50);
 });
 
 test('PATCH edits; switching away from goal clears goal_name; scopes are alerts:read / alerts:write', async () => {
