@@ -4,6 +4,7 @@ import { z, type ZodType } from 'zod';
 import type { Principal, Scope, Site } from '../core/domain';
 import { AppError, invalidRequest, notFound } from '../core/errors';
 import { isUuid } from '../core/ids';
+import { malformedMessage, malformedTextAt } from '../core/text';
 import { requireScope, requireSite } from './auth';
 import type { AppContext } from './context';
 import { ErrorBody, registry } from './openapi';
@@ -258,8 +259,16 @@ async function refuseBody(req: Request, res: Response): Promise<void> {
   if (!empty) throw invalidRequest('body: this endpoint takes no body');
 }
 
-/** A write body must be a JSON object; an empty body counts as `{}`. */
+/**
+ * A write body must be a JSON object; an empty body counts as `{}`. Its text must be storable: an
+ * unpaired surrogate escape (`"\ud800"`) has no UTF-8 form, so ClickHouse refused the row (a 500) or,
+ * for a lone low half, stored U+FFFD where the answer had echoed the text; refused by name as on
+ * the collection endpoint.
+ */
 function bodyOf(req: Request): unknown {
   const b = req.body as unknown;
-  return b === undefined ? {} : b;
+  if (b === undefined) return {};
+  const at = malformedTextAt(b, '');
+  if (at !== null) throw invalidRequest(malformedMessage(at || 'body'));
+  return b;
 }

@@ -248,6 +248,21 @@ describe('editing and deleting', () => {
   });
 });
 
+test('a date note whose day in the site\'s zone falls outside 1900-2299 is refused: the stored day would be clamped to another', async () => {
+  for (const [timezone, occurred_at, day] of [['America/New_York', '1900-01-01T03:00:00Z', '1899-12-31'], ['Pacific/Kiritimati', '2299-12-31T12:00:00Z', '2300-01-01']]) {
+    const site = await svc.tenant({ scopes: ['notes:write'], timezone });
+    const res = await post({ body: 'edge', occurred_at }, site.token, site.siteId);
+    expect([res.status, res.body.error.message]).toEqual([400,
+      `occurred_at: falls on ${day} in the site's timezone (${timezone}); a date note's day must lie between 1900 and 2299`]);
+    // The same instant pinned to the minute is stored as it is; a day inside the range as a date note too.
+    expect((await post({ body: 'minute', occurred_at, granularity: 'minute' }, site.token, site.siteId)).status).toBe(201);
+    const inside = await post({ body: 'day', occurred_at: timezone === 'America/New_York' ? '1900-01-01T05:00:00Z' : '2299-12-31T09:00:00Z' }, site.token, site.siteId);
+    expect(inside.status).toBe(201);
+    const listed = (await svc.api('GET', `/sites/${site.siteId}/notes`, { token: site.token })).body.data;
+    expect(listed.find((n: { body: string }) => n.body === 'day').occurred_at).toBe(inside.body.data.occurred_at);
+  }
+});
+
 test('author_id is the key creator, and null once that user leaves the team; the note stays', async () => {
   const s = await svc.tenant({ scopes: ['notes:write'] });
   const member = await svc.admin<{ id: string }>('user create', { org: s.orgId, email: `m-${Date.now()}@example.com`, role: 'member' });
