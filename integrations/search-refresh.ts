@@ -1,17 +1,21 @@
+import { chToIso } from '../clickhouse/meta';
 import { nowMs } from '../core/clock';
 import { logger } from '../core/logger';
 import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
 import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { WorkerContext } from '../workers/types';
 import { openCredentials } from './providers';
-import { consoleDate, dayTotals, readDay, oldestNotFinal, searchClient, shiftDate, type SearchCredentials } from './search-console';
+import { consoleDate, dayTotals, readDay, oldestNotFinal, retentionStart, searchClient, shiftDate, type SearchCredentials } from './search-console';
 import { searchConsoleProvider } from './search-provider';
 
 /**
  * After the full import, the console's recent days keep changing: a day appears about two days late
  * and is final about a day after that. A refresh re-imports, whole, every day from today back to the
  * oldest day stored as not final, and at least the last REFRESH_DAYS days (so a day that gained its
- * first impressions late is picked up, and one that lost them is cleared).
+ * first impressions late is picked up, and one that lost them is cleared) counted back from the last
+ * refresh that succeeded (or the import's start): days that arrived while refreshes failed or did not
+ * run (a revoked key, Google down, workers stopped for more than REFRESH_DAYS) were never read, and a
+ * range counted from today alone skipped them for good.
  */
 export const REFRESH_DAYS = 5;
 
@@ -29,9 +33,7 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
   const c = openCredentials<SearchCredentials>(ctx.secrets, row);
   const sc = searchClient(c, ctx.config.googleApiUrl);
   const today = consoleDate(nowMs());
-  const oldest = await oldestNotFinal(ctx.store, row.site_id);
-  const recent = shiftDate(today, -(REFRESH_DAYS - 1));
-  const first = oldest && oldest < recent ? oldest : recent;
+  const first = await firstDayToRead(ctx, row, today);
   let error: string | null = null;
   try {
     const totals = await dayTotals(sc, c.property, first, today);
@@ -48,6 +50,22 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
   }
   await repo.update(row.site_id, (stored) => {
     const same = stored && stored.backfill_job === row.backfill_job && stored.backfill_state === 'completed';
-    return same && stored.backfill_error !== error ? { ...stored, backfill_error: error } : undefined;
+    if (!same) return undefined;
+    const through = error === null ? today : stored.refreshed_through;
+    return stored.backfill_error !== error || stored.refreshed_through !== through ? { ...stored, backfill_error: error, refreshed_through: through } : undefined;
   });
+}
+
+/**
+ * The oldest of: the oldest day stored as not final, REFRESH_DAYS back from today, and REFRESH_DAYS
+ * back from the last successful refresh (the import's first day before any), never before the
+ * console keeps data.
+ */
+async function firstDayToRead(ctx: WorkerContext, row: IntegrationRow, today: string): Promise<string> {
+  const back = (day: string) => shiftDate(day, -(REFRESH_DAYS - 1));
+  const since = row.refreshed_through || (row.backfill_started_at ? consoleDate(Date.parse(chToIso(row.backfill_started_at)!)) : today);
+  const oldest = await oldestNotFinal(ctx.store, row.site_id);
+  const candidates = [back(today), back(since), ...(oldest ? [oldest] : [])].sort();
+  const floor = retentionStart(today);
+  return candidates[0] < floor ? floor : candidates[0];
 }

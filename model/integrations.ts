@@ -18,6 +18,8 @@ export interface IntegrationRow {
   site_id: string; provider: string; account: string; credentials: string; webhook_secret: string; connected_at: string;
   backfill_state: BackfillState; backfill_counts: string; backfill_started_at: string | null;
   backfill_finished_at: string | null; backfill_error: string | null; backfill_cursor: string; backfill_job: string;
+  /** Search Console: the console date of the last refresh that succeeded ('' before the first). */
+  refreshed_through: string;
   webhook_last_at: string | null;
 }
 
@@ -29,11 +31,13 @@ export type BackfillCounts = Record<string, number>;
  * re-queue of it.
  */
 export function queuedBackfill(siteId: string, countNames: readonly string[]): Pick<IntegrationRow,
-  'backfill_state' | 'backfill_counts' | 'backfill_started_at' | 'backfill_finished_at' | 'backfill_error' | 'backfill_cursor' | 'backfill_job'> {
+  'backfill_state' | 'backfill_counts' | 'backfill_started_at' | 'backfill_finished_at' | 'backfill_error' | 'backfill_cursor' | 'backfill_job'
+  | 'refreshed_through'> {
   const zero = Object.fromEntries([...countNames, 'pages'].map((name) => [name, 0]));
   return {
     backfill_state: 'queued', backfill_counts: JSON.stringify(zero), backfill_started_at: null,
     backfill_finished_at: null, backfill_error: null, backfill_cursor: '', backfill_job: `backfill-${siteId}-${nextVersion()}`,
+    refreshed_through: '',
   };
 }
 
@@ -43,7 +47,8 @@ export class IntegrationRepo {
   constructor(store: Store) {
     this.table = new MetaTable(store, 'integrations', [
       'site_id', 'provider', 'account', 'credentials', 'webhook_secret', 'connected_at', 'backfill_state', 'backfill_counts',
-      'backfill_started_at', 'backfill_finished_at', 'backfill_error', 'backfill_cursor', 'backfill_job', 'webhook_last_at',
+      'backfill_started_at', 'backfill_finished_at', 'backfill_error', 'backfill_cursor', 'backfill_job', 'refreshed_through',
+      'webhook_last_at',
     ]);
   }
 

@@ -1,3 +1,4 @@
+import { setClock } from '../../core/clock';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
 import { backfillState as backfillOf, connectionOf, until } from '../support/integrations';
@@ -356,5 +357,48 @@ describe('a day left not final beyond the last five days', () => {
     expect(refreshed.partial).toBe(false);
     // Today back to the oldest day stored as not final, each once.
     expect(dayQueries(property).slice(before)).toEqual(Array.from({ length: 9 }, (_, i) => day(i)));
+  });
+});
+
+describe('refreshes that failed or did not run for more than five days', () => {
+  afterEach(() => setClock(null));
+
+  test('the days that arrived meanwhile are read once a refresh succeeds; then the range is counted from that refresh', async () => {
+    const refresh = () => refreshSearch({ ...svc.running.ctx, enqueue: async () => undefined });
+    const start = '2026-05-20';
+    const at = (n: number) => shiftDate(start, n);
+    setClock(`${start}T20:00:00Z`); // 13:00 in Pacific time: console date 05-20
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    const account = google.serviceAccount('quiet');
+    const property = 'sc-domain:quiet.example';
+    google.grant(account.client_email, property);
+    // A quiet property: nothing since 05-15, so no day stored as not final holds the refresh's range open.
+    const rows = google.rows(property);
+    rows.push({ date: at(-5), query: 'quiet', page: 'https://quiet.example/', clicks: 1, impressions: 10, position: 4 });
+    google.firstIncompleteDate = undefined;
+    expect((await put(t, { property, service_account: account })).status).toBe(200);
+    await backfillState(t, 'completed');
+
+    // Access withdrawn for nine days: every daily refresh is refused, while the console collects 05-21..05-29.
+    google.revoke(account.client_email, property);
+    for (let n = 1; n <= 9; n++) {
+      setClock(`${at(n)}T20:00:00Z`);
+      await refresh();
+      rows.push({ date: at(n), query: `day ${n}`, page: 'https://quiet.example/', clicks: n, impressions: 10 * n, position: 5 });
+    }
+    expect((await connection(t))!.backfill.error).toMatch(/may no longer read the property/);
+    google.grant(account.client_email, property);
+    const before = dayQueries(property).length;
+    await refresh();
+    expect((await connection(t))!.backfill.error).toBeNull();
+    // Back to 4 days before the last refresh that succeeded (the import's, on 05-20), not only to 05-25.
+    expect(dayQueries(property).slice(before)).toEqual(Array.from({ length: 14 }, (_, i) => at(9 - i)));
+    expect(await totals(t, at(-30), at(9))).toEqual({ ...expected(rows), partial: false });
+
+    setClock(`${at(10)}T20:00:00Z`);
+    const next = dayQueries(property).length;
+    await refresh();
+    // A day later: 4 days back from yesterday's successful refresh (a day still without its first rows then may gain them).
+    expect(dayQueries(property).slice(next)).toEqual(Array.from({ length: 6 }, (_, i) => at(10 - i)));
   });
 });

@@ -495,3 +495,8 @@ ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS account String DEFAULT '
 -- Revenue is net of refunds and of lost disputes (chargebacks): the amount of a charge's disputes
 -- that closed lost, read from Stripe with the charge. A dispute still open or won takes nothing.
 ALTER TABLE tally.payments ADD COLUMN IF NOT EXISTS disputed_cents Int64 DEFAULT 0 AFTER refunded_cents;
+
+-- The console date of the last Search Console refresh that succeeded (empty: none since the import).
+-- The next refresh goes back to the days before it, so days that arrived while refreshes failed or
+-- stopped (a revoked key, Google down, workers stopped longer than the refresh's five days) are read.
+ALTER TABLE tally.integrations ADD COLUMN IF NOT EXISTS refreshed_through String DEFAULT '' AFTER backfill_job;
