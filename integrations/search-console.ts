@@ -2,7 +2,7 @@ import { auth, searchconsole, type searchconsole_v1 } from '@googleapis/searchco
 import type { Store } from '../clickhouse/store';
 import { tombstone } from '../clickhouse/tombstones';
 import { nextVersion } from '../core/ids';
-import { DAY_TOTAL, SEARCH_TABLE } from '../query/lower/search';
+import { CONSOLE_TZ, DAY_TOTAL, SEARCH_TABLE } from '../query/lower/search';
 import { addDays, addMonths, dateInZone, formatDate, parseDate } from '../query/window/zoned';
 
 /**
@@ -21,7 +21,6 @@ const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const PAGE_ROWS = 25_000;
 /** How far back the console keeps data. */
 export const RETENTION_MONTHS = 16;
-const CONSOLE_TZ = 'America/Los_Angeles';
 
 /** What a Search Console connection is made with, sealed as JSON in `credentials`. */
 export interface SearchCredentials {

@@ -93,6 +93,8 @@ async function importAll(run: BackfillRun<SearchCredentials>): Promise<boolean> 
   const today = consoleDate(nowMs());
   const last = run.row.backfill_cursor ? shiftDate(run.row.backfill_cursor, -1) : today;
   const totals = await dayTotals(sc, c.property, retentionStart(today), last);
+  // What the console still collects (`partial` in the reports); a resumed run's range stops short of it.
+  if (!run.row.backfill_cursor) await run.record({ incomplete_from: totals.firstIncomplete ?? '' });
   for (const day of daysWithData(totals)) {
     const done = await readDay(sc, run.ctx.store, run.siteId, c.property, day, totals);
     if (!(await run.progress(day, { days: 1, rows: done.rows, pages: done.requests }, done.write))) return false;

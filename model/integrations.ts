@@ -20,6 +20,8 @@ export interface IntegrationRow {
   backfill_finished_at: string | null; backfill_error: string | null; backfill_cursor: string; backfill_job: string;
   /** Search Console: the console date of the last refresh that succeeded ('' before the first). */
   refreshed_through: string;
+  /** Search Console: the first date the console still collected at the last read that said ('' unknown). */
+  incomplete_from: string;
   webhook_last_at: string | null;
 }
 
@@ -32,12 +34,12 @@ export type BackfillCounts = Record<string, number>;
  */
 export function queuedBackfill(siteId: string, countNames: readonly string[]): Pick<IntegrationRow,
   'backfill_state' | 'backfill_counts' | 'backfill_started_at' | 'backfill_finished_at' | 'backfill_error' | 'backfill_cursor' | 'backfill_job'
-  | 'refreshed_through'> {
+  | 'refreshed_through' | 'incomplete_from'> {
   const zero = Object.fromEntries([...countNames, 'pages'].map((name) => [name, 0]));
   return {
     backfill_state: 'queued', backfill_counts: JSON.stringify(zero), backfill_started_at: null,
     backfill_finished_at: null, backfill_error: null, backfill_cursor: '', backfill_job: `backfill-${siteId}-${nextVersion()}`,
-    refreshed_through: '',
+    refreshed_through: '', incomplete_from: '',
   };
 }
 
@@ -48,7 +50,7 @@ export class IntegrationRepo {
     this.table = new MetaTable(store, 'integrations', [
       'site_id', 'provider', 'account', 'credentials', 'webhook_secret', 'connected_at', 'backfill_state', 'backfill_counts',
       'backfill_started_at', 'backfill_finished_at', 'backfill_error', 'backfill_cursor', 'backfill_job', 'refreshed_through',
-      'webhook_last_at',
+      'incomplete_from', 'webhook_last_at',
     ]);
   }
 

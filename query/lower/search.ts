@@ -17,6 +17,8 @@ import { pageBounds, siteParam } from './common';
  * reads the day's total row, and sums the term rows only for a day imported before total rows were.
  */
 export const SEARCH_PROVIDER = 'search_console';
+/** The console's days are dates in Pacific time. */
+export const CONSOLE_TZ = 'America/Los_Angeles';
 export const SEARCH_TABLE = 'search_console';
 /** The key of a day's property total row. */
 export const DAY_TOTAL = { term: '', hostname: '', path: '' } as const;
@@ -57,10 +59,15 @@ function termRowsWhere(q: ReportQuery, d: SearchDates): Expr {
 
 const rows = () => table(SEARCH_TABLE, { final: true });
 
-/** Whether the site has a live search-console connection. */
+/**
+ * Whether the site has a live search-console connection, and `growing_from`: the first date the
+ * console still collected at the last import or refresh (empty when it said none), so a window
+ * reaching it is partial even where those days have no rows yet (spec: `partial` is true "when the
+ * window includes recent days that will still grow").
+ */
 export function searchConnection(q: ReportQuery): SelectNode {
   return select({
-    columns: [as(fn('count'), 'connections')],
+    columns: [as(fn('count'), 'connections'), as(fn('any', col('incomplete_from')), 'growing_from')],
     from: table('integrations', { final: true }),
     where: and(eq(col('site_id'), siteParam(q)), eq(col('provider'), str(SEARCH_PROVIDER)), eq(col('is_deleted'), lit(0))),
   });

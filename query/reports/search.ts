@@ -12,24 +12,32 @@ const ratios = (n: Record<string, number>) => ({
 
 /**
  * The window's rows, or none when the window covers no date or the site has no search-console
- * connection. Both are asked at once: the connection check adds no round trip.
+ * connection, and whether the window reaches days that may still grow. Both are asked at once: the
+ * connection check adds no round trip.
  */
-async function searchRows(q: ReportQuery, exec: Exec, lower: (q: ReportQuery, d: SearchDates) => SelectNode): Promise<Row[]> {
+async function searchRows(q: ReportQuery, exec: Exec, lower: (q: ReportQuery, d: SearchDates) => SelectNode): Promise<{ rows: Row[]; growing: boolean }> {
   const dates = searchDates(q);
-  if (!dates) return [];
+  if (!dates) return { rows: [], growing: false };
   const [link, rows] = await Promise.all([exec<Row>(searchConnection(q)), exec<Row>(lower(q, dates))]);
-  return (numbers(link[0]).connections ?? 0) > 0 ? rows : [];
+  if (!((numbers(link[0]).connections ?? 0) > 0)) return { rows: [], growing: false };
+  const from = String(link[0].growing_from ?? '');
+  return { rows, growing: from !== '' && dates.last >= from };
 }
 
-/** null (status 200) when the site has no connection or the window no impressions: the two are not told apart. */
+/**
+ * null (status 200) when the site has no connection or the window no impressions: the two are not told
+ * apart. `partial`: a day in the window holds rows not yet final, or the window reaches the days the
+ * console still collects (a quiet property's recent days have no rows yet and will still grow).
+ */
 export const runSearchTotals: ReportRunner = async (q, exec) => {
-  const n = numbers((await searchRows(q, exec, lowerSearchTotals))[0]);
-  const data = n.impressions > 0 ? { clicks: n.clicks, impressions: n.impressions, ...ratios(n), partial: n.not_final > 0 } : null;
+  const { rows, growing } = await searchRows(q, exec, lowerSearchTotals);
+  const n = numbers(rows[0]);
+  const data = n.impressions > 0 ? { clicks: n.clicks, impressions: n.impressions, ...ratios(n), partial: n.not_final > 0 || growing } : null;
   return { data, meta: { range: rangeMeta(q) } };
 };
 
 export const runSearchTerms: ReportRunner = async (q, exec) => {
-  const rows = await searchRows(q, exec, lowerSearchTerms);
+  const { rows } = await searchRows(q, exec, lowerSearchTerms);
   const data = pageRows(q, rows, (r, n) => {
     const pages = (r.pages as [string, string, number | string][]).map(([hostname, path, clicks]) => ({ hostname, path, clicks: Number(clicks) }));
     return { term: String(r.term), clicks: n.clicks, impressions: n.impressions, ...ratios(n), pages };
@@ -38,7 +46,7 @@ export const runSearchTerms: ReportRunner = async (q, exec) => {
 };
 
 export const runSearchTermPages: ReportRunner = async (q, exec) => {
-  const rows = await searchRows(q, exec, lowerSearchTermPages);
+  const { rows } = await searchRows(q, exec, lowerSearchTermPages);
   const data = pageRows(q, rows, (r, n) => ({ term: String(r.term), hostname: String(r.hostname), path: String(r.path), clicks: n.clicks, impressions: n.impressions }));
   return { data, meta: pagedMeta(q, rows.length) };
 };

@@ -285,15 +285,16 @@ describe('changing the property', () => {
     for (const property of [first, second]) google.grant(account.client_email, property, 'siteOwner');
     google.rows(first).push(...firstRows());
     google.rows(second).push(...secondRows());
+    // The console still collects yesterday and today: windows reaching them are partial, whatever rows they hold.
     google.firstIncompleteDate = day(1);
   });
 
   test('a re-key to another property clears the first one\'s rows and imports the second: two properties are never summed', async () => {
     await connect(first);
-    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: false });
+    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: true });
     const moved = await connect(second);
     expect(moved.backfill.counts).toMatchObject({ days: 1 });
-    expect(await totals(t)).toEqual({ ...expected(secondRows()), partial: false });
+    expect(await totals(t)).toEqual({ ...expected(secondRows()), partial: true });
     // The first property's cleared days do not move where period=all starts (the site has no events).
     const all = await svc.api('GET', `/sites/${t.siteId}/search/totals?period=all&tz=UTC`, { token: t.token });
     expect(all.body.meta.range.from.slice(0, 10)).toBe(day(3));
@@ -303,11 +304,11 @@ describe('changing the property', () => {
   test('disconnecting and connecting another property shows none of the earlier property\'s days', async () => {
     expect((await svc.api('DELETE', `/sites/${t.siteId}/integrations/search_console`, { token: t.token })).status).toBe(200);
     await connect(first);
-    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: false });
+    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: true });
     expect((await terms(t)).map((r: { term: string }) => r.term).sort()).toEqual(['first thing', 'only the first has this day']);
     // The site has no events: period=all starts at its first console day, not today.
     const all = await svc.api('GET', `/sites/${t.siteId}/search/totals?period=all&tz=America/Los_Angeles`, { token: t.token });
-    expect(all.body.data).toEqual({ ...expected(firstRows()), partial: false });
+    expect(all.body.data).toEqual({ ...expected(firstRows()), partial: true });
   });
 
   test('a re-sync whose access was withdrawn is 409 credentials_refused and clears nothing', async () => {
@@ -315,7 +316,7 @@ describe('changing the property', () => {
     const res = await svc.api('POST', `/sites/${t.siteId}/integrations/search_console/resync`, { token: t.token });
     expect(res.status).toBe(409);
     expect(res.body.error).toEqual({ code: 'credentials_refused', message: expect.stringMatching(/^Search Console refused the stored credentials \(property: .* may not read sc-domain:first\.example.*nothing was cleared/) });
-    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: false });
+    expect(await totals(t)).toEqual({ ...expected(firstRows()), partial: true });
     expect((await connection(t))!.backfill.state).toBe('completed');
     google.grant(account.client_email, first, 'siteOwner');
   });
@@ -331,7 +332,7 @@ describe('changing the property', () => {
     await connect(second);
     release();
     await refresh;
-    expect(await totals(t)).toEqual({ ...expected(secondRows()), partial: false });
+    expect(await totals(t)).toEqual({ ...expected(secondRows()), partial: true });
     expect((await terms(t)).map((r: { term: string }) => r.term)).toEqual(['second thing']);
   });
 });
@@ -400,5 +401,35 @@ describe('refreshes that failed or did not run for more than five days', () => {
     await refresh();
     // A day later: 4 days back from yesterday's successful refresh (a day still without its first rows then may gain them).
     expect(dayQueries(property).slice(next)).toEqual(Array.from({ length: 6 }, (_, i) => at(10 - i)));
+  });
+});
+
+describe('partial', () => {
+  test('a window reaching the days the console still collects is partial even where those days have no rows yet', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    const account = google.serviceAccount('collecting');
+    const property = 'sc-domain:collecting.example';
+    google.grant(account.client_email, property);
+    // A quiet property: its last impressions 5 days ago (final), and the console still collecting the last 2 days.
+    google.rows(property).push({ date: day(5), query: 'quiet', page: 'https://collecting.example/', clicks: 1, impressions: 10, position: 4 });
+    google.firstIncompleteDate = day(2);
+    expect((await put(t, { property, service_account: account })).status).toBe(200);
+    await backfillState(t, 'completed');
+    expect(await totals(t, day(6), today)).toMatchObject({ clicks: 1, partial: true });
+    expect(await totals(t, day(6), day(2))).toMatchObject({ clicks: 1, partial: true });
+    expect(await totals(t, day(6), day(3))).toMatchObject({ clicks: 1, partial: false });
+
+    // A refresh reads the console's word again: once it says every day is final, nothing is partial.
+    google.firstIncompleteDate = undefined;
+    await refreshSearch({ ...svc.running.ctx, enqueue: async () => undefined });
+    expect(await totals(t, day(6), today)).toMatchObject({ clicks: 1, partial: false });
+    // While a refresh is refused, the last word stands.
+    google.firstIncompleteDate = day(1);
+    google.revoke(account.client_email, property);
+    await refreshSearch({ ...svc.running.ctx, enqueue: async () => undefined });
+    expect(await totals(t, day(6), today)).toMatchObject({ clicks: 1, partial: false });
+    google.grant(account.client_email, property);
+    await refreshSearch({ ...svc.running.ctx, enqueue: async () => undefined });
+    expect(await totals(t, day(6), today)).toMatchObject({ clicks: 1, partial: true });
   });
 });

@@ -539,3 +539,8 @@ ALTER TABLE tally.payments ON CLUSTER c1 ADD COLUMN IF NOT EXISTS disputed_cents
 -- The next refresh goes back to the days before it, so days that arrived while refreshes failed or
 -- stopped (a revoked key, Google down, workers stopped longer than the refresh's five days) are read.
 ALTER TABLE tally.integrations ON CLUSTER c1 ADD COLUMN IF NOT EXISTS refreshed_through String DEFAULT '' AFTER backfill_job;
+
+-- The first date Search Console said it still collects (metadata.firstIncompleteDate), as of the
+-- last import or refresh that read it: a window reaching it is `partial` even where those days have
+-- no rows yet (a quiet property's recent days will still grow).
+ALTER TABLE tally.integrations ON CLUSTER c1 ADD COLUMN IF NOT EXISTS incomplete_from String DEFAULT '' AFTER refreshed_through;
