@@ -18,6 +18,7 @@ import { Repos } from '../model/repos';
 import { startQueues } from '../workers/queues';
 import { loadSecretKey, secretBox } from '../infra/secrets';
 import { startAdminServer } from '../cli/admin/server';
+import { answerClientErrors } from './client-errors';
 import { createApp } from './app';
 import type { AppContext } from './context';
 import { RAW_HANDLERS } from './modules';
@@ -169,6 +170,7 @@ function listenRefusal(code: string | undefined, portVar: string, port: number, 
  * A refusal names the variables an operator would change (a busy port, an address not on this host).
  */
 async function listen(server: http.Server, portVar: string, port: number, host: string, closers: (() => Promise<void>)[]): Promise<number> {
+  answerClientErrors(server);
   const bound = await new Promise<number>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(new Error(`${listenRefusal(err.code, portVar, port, host)} (${err.code ?? err.message})`));

@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'provider_unavailable'
   | 'credentials_refused'
   | 'payload_too_large'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'queue_unavailable'

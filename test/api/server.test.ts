@@ -207,6 +207,23 @@ describe('requests and errors', () => {
     expect(res.text).not.toMatch(/boom|secret|\.ts:\d+/);
   });
 
+  test('what Node\'s HTTP parser refuses is answered in the error shape: headers over 16 KB are 431, bytes that are not HTTP 400', async () => {
+    const terms = encodeURIComponent(Array.from({ length: 10 }, (_, i) => `${i}`.repeat(2000)).join('\n'));
+    const long = await svc.api('GET', `/sites/00000000-0000-4000-8000-000000000000/search/term-pages?terms=${terms}`, { token });
+    expect([long.status, long.body.error.code]).toEqual([431, 'headers_too_large']);
+    expect(long.body.error.message).toMatch(/over 16 KB/);
+    const garbage = await new Promise<string>((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: svc.running.httpsPort, rejectUnauthorized: false }, () => socket.write('HELLO /\x01 THERE\r\n\r\n'));
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (c: string) => (text += c));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(garbage.split('\r\n\r\n')[1])).toEqual({ error: { code: 'invalid_request', message: 'The request is not valid HTTP/1.1.' } });
+  });
+
   test('the envelope is {data, meta}; errors are {error: {code, message}}', async () => {
     const ok = await svc.api('GET', '/sites', { token });
     expect(Object.keys(ok.body).sort()).toEqual(['data', 'meta']);
