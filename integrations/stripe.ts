@@ -42,10 +42,9 @@ export interface PaymentRow {
  */
 function checkoutIds(charge: Stripe.Charge): { visitor: string; session: string } {
   const intent = typeof charge.payment_intent === 'object' && charge.payment_intent ? charge.payment_intent.metadata : {};
-  const pick = (key: string) => {
-    const v = charge.metadata?.[key] ?? intent?.[key];
-    return typeof v === 'string' && /^\d{1,20}$/.test(v) && BigInt(v) < 2n ** 64n ? v : '0';
-  };
+  const valid = (v: unknown): v is string => typeof v === 'string' && /^\d{1,20}$/.test(v) && BigInt(v) < 2n ** 64n;
+  // The first valid one: an empty or mangled value on the charge must not hide a good one on the PaymentIntent.
+  const pick = (key: string) => [charge.metadata?.[key], intent?.[key]].find(valid) ?? '0';
   return { visitor: pick('tally_visitor_id'), session: pick('tally_session_id') };
 }
 
@@ -139,9 +138,13 @@ export const CHARGE_EVENTS: ReadonlySet<string> = new Set([
   'charge.succeeded', 'charge.failed', 'charge.pending', 'charge.captured', 'charge.refunded', 'charge.updated', 'charge.expired',
 ]);
 
-/** Dispute events: their object is the dispute, and `charge` names the charge to read back. */
-export const DISPUTE_EVENTS: ReadonlySet<string> = new Set([
+/**
+ * Events whose object names the charge to read back in `charge`: disputes, and refunds (a refund that
+ * fails later gives the money back: only `charge.refund.updated` or `refund.*` says so).
+ */
+export const CHARGE_CUE_EVENTS: ReadonlySet<string> = new Set([
   'charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated',
+  'charge.refund.updated', 'refund.created', 'refund.updated', 'refund.failed',
 ]);
 
 /** A row of the `lifecycle_events` table. */

@@ -7,7 +7,7 @@ import { logger } from '../core/logger';
 import type { SecretBox } from '../infra/secrets';
 import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
 import { openCredentials } from './providers';
-import { CHARGE_EVENTS, DISPUTE_EVENTS, STRIPE, lifecycleKinds, lifecycleRow, lostDisputeCents, paymentRow, stripeClient, type StripeCredentials } from './stripe';
+import { CHARGE_EVENTS, CHARGE_CUE_EVENTS, STRIPE, lifecycleKinds, lifecycleRow, lostDisputeCents, paymentRow, stripeClient, type StripeCredentials } from './stripe';
 
 /**
  * POST /webhooks/stripe/{siteId}: Stripe's notifications for one connected site. The signature is
@@ -97,8 +97,8 @@ function objectId(event: Stripe.Event): string {
   return object.id;
 }
 
-/** The charge a dispute event is about (`charge`, an id or, expanded, the charge). */
-function disputedChargeId(event: Stripe.Event): string {
+/** The charge a dispute or refund event is about (`charge`, an id or, expanded, the charge). */
+function cuedChargeId(event: Stripe.Event): string {
   const charge = (event.data as { object?: { charge?: unknown } } | undefined)?.object?.charge;
   const id = typeof charge === 'object' && charge ? (charge as { id?: unknown }).id : charge;
   if (typeof id !== 'string' || !id) throw invalidRequest(`The ${event.type} event names no charge.`);
@@ -108,14 +108,27 @@ function disputedChargeId(event: Stripe.Event): string {
 /** Rows written for the event (0 for events that change neither a payment nor a lifecycle). */
 async function storeEvent(deps: WebhookDeps, row: IntegrationRow, event: Stripe.Event): Promise<number> {
   if (CHARGE_EVENTS.has(event.type)) return storeCharge(deps, row, objectId(event));
-  if (DISPUTE_EVENTS.has(event.type)) return storeCharge(deps, row, disputedChargeId(event));
+  if (CHARGE_CUE_EVENTS.has(event.type)) return storeCharge(deps, row, cuedChargeId(event));
   if (!event.type.startsWith(SUBSCRIPTION_EVENT)) return 0;
   const subscriptionId = objectId(event);
   const kinds = lifecycleKinds(event);
   if (!kinds.length) return 0;
   const version = nextVersion();
-  await deps.store.insert('lifecycle_events', kinds.map((kind) => lifecycleRow(row.site_id, kind, subscriptionId, event.created, event.id, version)));
-  return kinds.length;
+  const rows = kinds.map((kind) => lifecycleRow(row.site_id, kind, subscriptionId, event.created, event.id, version));
+  return (await stillConnected(deps, row, () => deps.store.insert('lifecycle_events', rows))) ? kinds.length : 0;
+}
+
+/**
+ * Writes what the notification brought only while the site is still connected to the account the
+ * request read the connection of, in the site's turn: a charge read from account A while the site was
+ * re-keyed to account B (or disconnected and connected to B) was written after B's purge, and the two
+ * accounts' revenue was summed until a re-sync. The notification is then acknowledged with nothing
+ * stored: it belongs to a connection that is gone.
+ */
+async function stillConnected(deps: WebhookDeps, row: IntegrationRow, write: () => Promise<void>): Promise<boolean> {
+  const written = await new IntegrationRepo(deps.store).whileCurrent(row.site_id, (now) => now.provider === row.provider && now.account === row.account, write);
+  if (!written) logger.warn({ site: row.site_id }, 'stripe webhook: the site was connected to another account meanwhile; not stored');
+  return written;
 }
 
 /**
@@ -157,6 +170,5 @@ async function storeCharge(deps: WebhookDeps, row: IntegrationRow, chargeId: str
     }
     throw new AppError(503, 'provider_unavailable', unreadable(err, row.site_id), undefined, { 'Retry-After': '60' });
   }
-  await deps.store.insert('payments', [paymentRow(row.site_id, charge, version, lost)]);
-  return 1;
+  return (await stillConnected(deps, row, () => deps.store.insert('payments', [paymentRow(row.site_id, charge, version, lost)]))) ? 1 : 0;
 }

@@ -86,12 +86,15 @@ export class IntegrationRepo {
   }
 
   /**
-   * `write` in the site's turn, only while the connection's generation is still `job`; false (and
-   * nothing written) once a re-sync, a re-key to another account or a disconnect replaced it.
+   * `write` in the site's turn, only while the connection is still current: its generation is still
+   * the `job` given (or the predicate holds); false (and nothing written) once a re-sync, a re-key to
+   * another account or a disconnect replaced it.
    */
-  whileCurrent(siteId: string, job: string, write: () => Promise<void>): Promise<boolean> {
+  whileCurrent(siteId: string, current: string | ((row: IntegrationRow) => boolean), write: () => Promise<void>): Promise<boolean> {
+    const isCurrent = typeof current === 'string' ? (row: IntegrationRow) => row.backfill_job === current : current;
     return this.table.exclusive(siteId, async () => {
-      if ((await this.get(siteId))?.backfill_job !== job) return false;
+      const row = await this.get(siteId);
+      if (!row || !isCurrent(row)) return false;
       await write();
       return true;
     });

@@ -494,7 +494,9 @@ describe('webhooks', () => {
     await svc.admin('events import', { site: t.siteId }, JSON.stringify({
       ts: '2026-06-20T09:00:00Z', name: 'pageview', url: `https://${t.domain}/pricing`, referrer: 'https://news.ycombinator.com/', visitor: 'wh-buyer',
     }));
-    const bought = held({ id: 'ch_wh_checkout', amount: 3000, created: Date.UTC(2026, 5, 20, 9, 30) / 1000, intent_metadata: { tally_visitor_id: visitorIdFor(t.siteId, 'wh-buyer') } });
+    // The charge's own metadata holds an empty id (a form field left blank): it must not hide the PaymentIntent's.
+    const bought = held({ id: 'ch_wh_checkout', amount: 3000, created: Date.UTC(2026, 5, 20, 9, 30) / 1000, metadata: { tally_visitor_id: '' },
+      intent_metadata: { tally_visitor_id: visitorIdFor(t.siteId, 'wh-buyer') } });
     const referrer = async () => (await svc.api('GET', `/sites/${t.siteId}/breakdowns/referrer${WINDOW}`, { token: t.token })).body.data;
     expect((await send(event('charge.succeeded', charge('ch_wh_checkout', { amount: 3000, payment_intent: 'pi_wh_checkout' })))).status).toBe(200);
     expect(await referrer()).toContainEqual(expect.objectContaining({ label: 'news.ycombinator.com', revenue_cents: 3000 }));
@@ -539,6 +541,41 @@ describe('webhooks', () => {
     const nameless = await send(event('charge.dispute.closed', { id: 'dp_wh_2', object: 'dispute', status: 'lost' }));
     expect(nameless.status).toBe(400);
     expect(nameless.body.error.message).toContain('names no charge');
+  });
+
+  test('a refund that fails later gives the money back: refund events are a cue to read the charge again', async () => {
+    const refunded = held({ id: 'ch_wh_refail', amount: 1000, amount_refunded: 400 });
+    const before = (await revenue()).revenue_cents;
+    expect((await send(event('charge.refunded', charge('ch_wh_refail', { amount: 1000, amount_refunded: 400 })))).body.stored).toBe(1);
+    expect((await revenue()).revenue_cents).toBe(before + 600);
+    // The bank returns the refund: Stripe puts the money back on the charge and says so with refund events only.
+    refunded.amount_refunded = 0;
+    const refund = { id: 're_wh_1', object: 'refund', amount: 400, charge: 'ch_wh_refail', status: 'failed' };
+    for (const type of ['charge.refund.updated', 'refund.failed']) {
+      expect((await send(event(type, refund))).body).toMatchObject({ received: true, stored: 1 });
+    }
+    expect((await revenue()).revenue_cents).toBe(before + 1000);
+    const nameless = await send(event('refund.updated', { id: 're_wh_2', object: 'refund', status: 'failed' }));
+    expect([nameless.status, nameless.body.error.message]).toEqual([400, 'The refund.updated event names no charge.']);
+  });
+
+  test('a charge read from the old account while the site is re-keyed to another is not stored after the purge: two accounts are never summed', async () => {
+    const site = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    expect((await put(site, { secret_key: KEY, webhook_secret: WHSEC })).status).toBe(200);
+    await backfillState(site, 'completed');
+    held({ id: 'ch_wh_oldacct', amount: 6000 });
+    const release = stripe.holdNext('/v1/charges/ch_wh_oldacct');
+    const asked = stripe.requests.length;
+    const pending = send(event('charge.succeeded', charge('ch_wh_oldacct', { amount: 6000 })), { site: site.siteId });
+    await until('the webhook to read the charge', async () => stripe.requests.slice(asked), (r) => r.some((q) => q.startsWith('GET /v1/charges/ch_wh_oldacct')));
+    const other = 'sk_test_fifthAccount0001';
+    stripe.keys.add(other);
+    stripe.accounts.set(other, [{ id: 'ch_fifth_1', amount: 222, created: JUNE + 86_400 * 5 }]);
+    expect((await put(site, { secret_key: other, webhook_secret: 'whsec_fifthAccount12345' })).status).toBe(200);
+    await backfillState(site, 'completed');
+    release();
+    expect((await pending).body).toMatchObject({ received: true, stored: 0 });
+    expect((await svc.api('GET', `/sites/${site.siteId}/overview${WINDOW}`, { token: site.token })).body.data).toMatchObject({ payments: 1, revenue_cents: 222 });
   });
 
   test('a key that may no longer read disputes: 503 saying to re-key, nothing stored; the redelivery after that stores it', async () => {
