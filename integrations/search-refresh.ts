@@ -35,10 +35,10 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
   const today = consoleDate(nowMs());
   const first = await firstDayToRead(ctx, row, today);
   let error: string | null = null;
-  let incomplete = '';
   try {
     const totals = await dayTotals(sc, c.property, first, today);
-    incomplete = totals.firstIncomplete ?? '';
+    // The console's word on what it still collects (`partial`) holds before the days are read again.
+    await noteIncomplete(repo, row, totals.firstIncomplete ?? '');
     for (let day = today; day >= first; day = shiftDate(day, -1)) {
       const done = await readDay(sc, ctx.store, row.site_id, c.property, day, totals);
       // Written only while the connection is the one this refresh read for (not re-keyed meanwhile).
@@ -53,9 +53,15 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
   await repo.update(row.site_id, (stored) => {
     const same = stored && stored.backfill_job === row.backfill_job && stored.backfill_state === 'completed';
     if (!same) return undefined;
-    const next = { ...stored, backfill_error: error, ...(error === null ? { refreshed_through: today, incomplete_from: incomplete } : {}) };
-    return (['backfill_error', 'refreshed_through', 'incomplete_from'] as const).some((k) => next[k] !== stored[k]) ? next : undefined;
+    const through = error === null ? today : stored.refreshed_through;
+    return stored.backfill_error !== error || stored.refreshed_through !== through ? { ...stored, backfill_error: error, refreshed_through: through } : undefined;
   });
+}
+
+function noteIncomplete(repo: IntegrationRepo, row: IntegrationRow, incomplete: string): Promise<unknown> {
+  if (row.incomplete_from === incomplete) return Promise.resolve();
+  return repo.update(row.site_id, (stored) =>
+    stored && stored.backfill_job === row.backfill_job && stored.incomplete_from !== incomplete ? { ...stored, incomplete_from: incomplete } : undefined);
 }
 
 /**
