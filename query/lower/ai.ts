@@ -6,7 +6,7 @@ import { aiChannelOnly } from '../registry/filters';
 import type { DimensionDef } from '../registry/dimensions';
 import { isPageview } from '../registry/metrics';
 import {
-  and, as, asc, bin, col, desc, eq, fn, inSet, or, param, select, str, table, type Expr, type SelectNode,
+  and, as, asc, bin, col, desc, eq, fn, inSet, lambda, lit, or, param, select, str, table, type Expr, type SelectNode,
 } from '../sql/ast';
 import { TABLES, baseWhere, goalCondition, human, metricColumns, metricScope, pageBounds, relationOf, timeOf } from './common';
 import { attributedPayments } from './parts';
@@ -93,7 +93,20 @@ const ASSISTANTS = aiAssistantSpellings();
 function assistantLabel(): Expr {
   const { spellings, names } = ASSISTANTS;
   const key = fn('if', bin('!=', col('utm_source'), str('')), fn('lower', fn('trimBoth', col('utm_source'))), col('referrer'));
-  return fn('transform', key, param('Array(String)', spellings), param('Array(String)', names), key);
+  const known = fn('arrayFirst', lambda(['c'], fn('has', param('Array(String)', spellings), col('c'))), spellingsOf(key));
+  return fn('if', bin('!=', known, str('')), fn('transform', known, param('Array(String)', spellings), param('Array(String)', names), known), key);
+}
+
+/**
+ * The spellings a key may be known by, in the order the channel rule reads them (ingest/enrich/sources
+ * lookupSourceName, lookupHost): the key itself, then as a host without `www.` and each parent domain
+ * of two labels or more, so `m.perplexity.ai` and `utm_source=www.chatgpt.com` are the assistant the
+ * channel counted them for, not rows of their own.
+ */
+function spellingsOf(key: Expr): Expr {
+  const parts = fn('splitByChar', str('.'), fn('replaceRegexpOne', key, str('^www\\.'), str('')));
+  const suffixes = fn('arrayMap', lambda(['i'], fn('arrayStringConcat', fn('arraySlice', parts, col('i')), str('.'))), fn('range', lit(1), fn('length', parts)));
+  return fn('arrayPushFront', suffixes, key);
 }
 
 /** AI referrals group sessions (narrowed to the AI channel by the parser) by assistant, like a session dimension. */

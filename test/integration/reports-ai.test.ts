@@ -37,6 +37,9 @@ const FIXTURE: Line[] = [
   { ts: '2026-05-19T11:01:00Z', visitor: 'V4', path: '/pricing', country: 'FR' },
   { ts: '2026-05-19T11:02:00Z', visitor: 'V4', path: '/pricing', name: 'Signup', country: 'FR' },
   { ts: '2026-05-20T08:00:00Z', visitor: 'V5', path: '/', country: 'US' },
+  // 05-02, outside every other window here: spellings the channel rule reads as a listed assistant.
+  { ts: '2026-05-02T08:00:00Z', visitor: 'V6', path: '/', referrer: 'https://m.perplexity.ai/search?q=x', country: 'US' },
+  { ts: '2026-05-02T09:00:00Z', visitor: 'V7', path: '/', query: 'utm_source=www.chatgpt.com', country: 'US' },
 ];
 
 let s: ReportSuite;
@@ -145,6 +148,15 @@ describe('GET /ai/referrals', () => {
       { assistant: 'Perplexity', visitors: 1, views: 2, goals: 0, revenue_cents: 0 },
     ]);
     expect(body.meta.page).toEqual({ limit: 100, offset: 0, has_more: false });
+  });
+
+  test('a subdomain or www spelling of a listed assistant is that assistant, as the AI Assistants channel counted it', async () => {
+    const day = { from: '2026-05-02T00:00:00Z', to: '2026-05-03T00:00:00Z' };
+    expect((await s.ok('/breakdowns/channel', day)).data).toEqual([expect.objectContaining({ label: 'AI Assistants', visitors: 2 })]);
+    expect((await s.ok('/ai/referrals', day)).data).toEqual([
+      { assistant: 'ChatGPT', visitors: 1, views: 1, goals: 0, revenue_cents: 0 },
+      { assistant: 'Perplexity', visitors: 1, views: 1, goals: 0, revenue_cents: 0 },
+    ]);
   });
 
   test('filters narrow the visits; crawlers never count, whatever bots says', async () => {
