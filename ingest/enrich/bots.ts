@@ -36,10 +36,14 @@ function kindFromTags(tags: string[]): BotKind {
   return KIND_RULES.find((r) => r.tags.every((t) => tags.includes(t)))?.kind ?? 'other_bot';
 }
 
+/** Bot directories and code hosts: a crawler whose url points there has named no operator. */
+const DIRECTORY_HOSTS = new Set(overrides.directoryHosts);
+
 function operatorFromUrl(url: string | undefined): string {
   if (!url) return '';
   try {
-    return new URL(url).hostname.replace(/^www\./, '');
+    const host = new URL(url).hostname.replace(/^www\./, '');
+    return DIRECTORY_HOSTS.has(host) ? '' : host;
   } catch {
     return '';
   }

@@ -1,3 +1,5 @@
+import crawlers from 'crawler-user-agents';
+import { isbot } from 'isbot';
 import { channelOf, CHANNEL_RULES } from '../../../ingest/enrich/channel';
 import { geoLookup } from '../../../ingest/enrich/geo';
 import { trafficSource } from '../../../ingest/enrich/referrer';
@@ -49,6 +51,22 @@ describe('bots', () => {
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/124.0.0.0 Safari/537.36', 'automation', 'HeadlessChrome', ''],
   ])('%s', (ua, kind, name, operator) => {
     expect(parseUserAgent(ua)).toMatchObject({ is_bot: 1, bot_kind: kind, crawler_name: name, crawler_operator: operator });
+  });
+
+  test.each([
+    ['Mozilla/5.0 (compatible) AI2Bot (+https://www.allenai.org/crawler)', 'ai_training', 'AI2Bot', 'Allen Institute for AI'],
+    ['Mozilla/5.0 (compatible; TavilyBot/1.0)', 'ai_training', 'TavilyBot', 'Tavily'],
+    ['img2dataset/1.45.0 (+https://github.com/rom1504/img2dataset)', 'ai_training', 'img2dataset', ''],
+  ])('an AI crawler whose library url is a bot directory or a code host gets its operator or none, never the directory: %s', (ua, kind, name, operator) => {
+    expect(parseUserAgent(ua)).toMatchObject({ is_bot: 1, bot_kind: kind, crawler_name: name, crawler_operator: operator });
+  });
+
+  test('no crawler of the library is shown as operated by a bot directory or a code host', () => {
+    const directories = ['datadome.co', 'knownagents.com', 'darkvisitors.com', 'github.com', 'gitlab.com'];
+    const samples = crawlers.flatMap((c) => c.instances ?? []).filter((ua) => isbot(ua));
+    expect(samples.length).toBeGreaterThan(500);
+    const shown = samples.map((ua) => parseUserAgent(ua).crawler_operator).filter((op) => directories.includes(op));
+    expect(shown).toEqual([]);
   });
 
   test('a request without a user agent is a bot', () => {
