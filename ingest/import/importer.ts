@@ -115,8 +115,9 @@ const SESSION_FIELDS = ['session_id', ...CARRIED];
  * imported line is a new session whose id hashes site, visitor and first timestamp (re-importing a
  * file gives the same ids) and whose attributes are its first line's. Stored rows are only read, never
  * rewritten. Lines with an explicit `session` keep it whatever the gaps; when an earlier import
- * stored that session, they continue it (its start and attributes, whatever their timestamps), so a
- * session split across two files is one session in every report.
+ * stored that session, those from its start on continue it (its id, start and attributes), so a
+ * session split across two files is one session in every report; those dated before its start are a
+ * session of their own, as visitor-cut lines before a stored session are.
  *
  * One INSERT ... SELECT of window functions, so ClickHouse sorts (and may spill) instead of Node
  * holding rows; the stored side is read through the primary key (site, date range).
@@ -138,17 +139,19 @@ const IMPORTED_BUCKET = `(session_key != 0) = {explicit:Bool}
  * the session fields the row would hand on if it led a run). Lines with an explicit session are
  * partitioned by that session alone (visitor 0); the visitors' stored rows carry session_key 0, so
  * never join them. An explicit session an earlier import stored is represented by its earliest stored
- * row, keyed by the session and marked to lead its partition (`stored_lead`) whatever the timestamps.
+ * row (its start), keyed by the session: lines from it on continue the stored session; lines dated
+ * before it are a session of their own (id hashed from the session and their first timestamp), since
+ * stored rows are never rewritten and a session must not have events before its start.
  */
 function mergedSql(store: Store): string {
   const staging = store.table('import_staging');
   const ofImport = 'import_id = {imp:UUID}';
   const imported = `SELECT 1 AS from_import, line, session_key, if(session_key = 0, visitor_id, 0) AS partition_visitor,
       ${OWN.join(', ')}, 0 AS own_session_id, ts AS own_session_start, pathname AS own_entry_path, hostname AS own_entry_hostname,
-      ${SESSION_ATTRIBUTES.map((a) => `${a} AS own_${a}`).join(', ')}, 0 AS stored_lead
+      ${SESSION_ATTRIBUTES.map((a) => `${a} AS own_${a}`).join(', ')}
     FROM ${staging} WHERE ${ofImport} AND ${IMPORTED_BUCKET}`;
   // Only stored events that can precede an imported line by less than 30 minutes matter.
-  const stored = `SELECT 0, 0, 0, visitor_id, ${OWN.join(', ')}, ${SESSION_FIELDS.join(', ')}, 0
+  const stored = `SELECT 0, 0, 0, visitor_id, ${OWN.join(', ')}, ${SESSION_FIELDS.join(', ')}
     FROM ${store.table('events')}
     WHERE site_id = {site:UUID}
       AND ts >= (SELECT min(ts) FROM ${staging} WHERE ${ofImport}) - toIntervalMillisecond(${SESSION_GAP_MS})
@@ -157,7 +160,7 @@ function mergedSql(store: Store): string {
   // An explicit session has no time bound (its lines keep it whatever the gaps), so the site's
   // session ids are scanned; only in the passes over explicit sessions.
   const storedExplicit = `SELECT * FROM (
-      SELECT 0, 0, session_id, 0, ${OWN.join(', ')}, ${SESSION_FIELDS.join(', ')}, 1
+      SELECT 0, 0, session_id, 0, ${OWN.join(', ')}, ${SESSION_FIELDS.join(', ')}
       FROM ${store.table('events')}
       WHERE {explicit:Bool} AND site_id = {site:UUID}
         AND session_id IN (SELECT session_key FROM ${staging} WHERE ${ofImport} AND session_key != 0 AND ${IMPORTED_BUCKET})
@@ -168,19 +171,22 @@ function mergedSql(store: Store): string {
 
 /** Each row with its run's session fields (run_*): the first row of the run gives them. */
 function runsSql(store: Store): string {
-  const order = 'ORDER BY stored_lead DESC, ts, from_import, line';
+  // Stored rows of one instant in two sessions: the later-started one is the one an import continues.
+  const order = 'ORDER BY ts, from_import, line, own_session_start, own_session_id';
   const visitor = `PARTITION BY partition_visitor, session_key ${order}`;
   const run = `PARTITION BY partition_visitor, session_key, segment, stored_seen ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING`;
   const first = (col: string) => `first_value(${col}) OVER (${run})`;
   const carried = CARRIED.map((f) => `${first(`own_${f}`)} AS run_${f}`);
   return `
   SELECT *,
-    if(session_key != 0, session_key,
+    if(session_key != 0,
+       if(${first('from_import')} = 0 OR explicit_stored = 0, session_key, cityHash64(session_key, ${first('ts')})),
        if(${first('from_import')} = 0, ${first('own_session_id')}, cityHash64(site_id, visitor_id, ${first('ts')}))) AS run_session_id,
     ${carried.join(',\n    ')}
   FROM (
     SELECT *, sum(gap) OVER (${visitor} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS segment,
-      sum(is_stored) OVER (${visitor} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS stored_seen
+      sum(is_stored) OVER (${visitor} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS stored_seen,
+      max(is_stored) OVER (PARTITION BY partition_visitor, session_key) AS explicit_stored
     FROM (
       SELECT *, toUInt8(from_import = 0) AS is_stored,
         toUInt8(session_key = 0 AND dateDiff('millisecond', lagInFrame(ts, 1, ts) OVER (${visitor} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), ts) >= ${SESSION_GAP_MS}) AS gap

@@ -341,7 +341,7 @@ describe('sessions continue the visitor\'s stored session across import runs', (
     }
   });
 
-  test('an explicit session split across two imports is one session: the stored start, entry page and attributes, counted once', async () => {
+  test('an explicit session split across two imports is one session: the stored start, entry page and attributes, counted once; lines before its start are a session of their own', async () => {
     const t = await svc.tenant();
     const explicit = (ts: string, pathname: string, extra: object = {}) => line(t.domain, 'v', ts, pathname, { session: 's1', ...extra });
     await svc.admin('events import', { site: t.siteId }, ndjson([
@@ -358,14 +358,38 @@ describe('sessions continue the visitor\'s stored session across import runs', (
     expect(r.map((x) => x.pathname)).toEqual(['/early', '/a', '/b', '/c', '/plain']);
     expect(r.filter((x) => x.pathname !== '/early' && x.pathname !== '/c' && x.pathname !== '/plain')).toEqual(stored);
     const s1 = sessionIdFor(t.siteId, 's1', 'v');
-    for (const x of r.filter((x) => x.pathname !== '/plain')) {
+    for (const x of r.filter((x) => ['/a', '/b', '/c'].includes(x.pathname))) {
       expect(x).toMatchObject({ session_id: s1, session_start: '2026-04-01 10:00:00.000', entry_path: '/a', referrer: 'google.com', channel: 'Organic Search' });
     }
+    // Before the stored start: a session of its own (stored rows are not rewritten, and no session has events before its start).
+    const early = r.find((x) => x.pathname === '/early')!;
+    expect(early.session_id).not.toBe(s1);
+    expect(early).toMatchObject({ session_start: '2026-04-01 09:58:00.000', entry_path: '/early' });
     expect(r.find((x) => x.pathname === '/plain')!.session_id).not.toBe(s1);
-    const overview = await svc.api('GET', `/sites/${t.siteId}/overview?from=2026-04-01T00:00:00Z&to=2026-04-01T23:59:59Z`, { token: t.token });
-    expect(overview.status).toBe(200);
-    // One session for s1 (the second import's lines are no second session) and one for /plain.
-    expect(overview.body.data.sessions).toBe(2);
+    const overview = async (from: string, to: string) =>
+      (await svc.api('GET', `/sites/${t.siteId}/overview?from=${from}&to=${to}`, { token: t.token })).body.data;
+    // s1 once (the second import's later lines are no second session), /early's, /plain's.
+    expect((await overview('2026-04-01T00:00:00Z', '2026-04-01T23:59:59Z')).sessions).toBe(3);
+    // A window holding only the early line counts its session.
+    expect(await overview('2026-04-01T09:00:00Z', '2026-04-01T09:59:00Z')).toMatchObject({ visitors: 1, views: 1, sessions: 1 });
+    // Re-importing the second file lands on the same sessions.
+    await svc.admin('events import', { site: t.siteId }, ndjson([explicit('2026-04-01T09:58:00Z', '/early'), explicit('2026-04-01T11:00:00Z', '/c')]));
+    const again = await rows(t.siteId);
+    expect(again.filter((x) => x.pathname === '/early').map((x) => x.session_id)).toEqual([early.session_id, early.session_id]);
+    expect(again.filter((x) => x.pathname === '/c').map((x) => x.session_id)).toEqual([s1, s1]);
+  });
+
+  test('stored events of one instant in two sessions: a later line continues the same one on every run (the later-started, then the higher id)', async () => {
+    for (let run = 0; run < 3; run++) {
+      const t = await svc.tenant();
+      await svc.admin('events import', { site: t.siteId }, ndjson([
+        line(t.domain, 'v', '2026-04-01T10:00:00Z', '/a', { session: 'a' }),
+        line(t.domain, 'v', '2026-04-01T10:00:00Z', '/b', { session: 'b' }),
+      ]));
+      await svc.admin('events import', { site: t.siteId }, ndjson([line(t.domain, 'v', '2026-04-01T10:05:00Z', '/later')]));
+      const ids = [sessionIdFor(t.siteId, 'a', 'v'), sessionIdFor(t.siteId, 'b', 'v')].sort((x, y) => (BigInt(x) < BigInt(y) ? -1 : 1));
+      expect((await rows(t.siteId)).find((x) => x.pathname === '/later')!.session_id).toBe(ids[1]);
+    }
   });
 
   test('an import cut into many passes gives the sessions one pass gives: stored continuations, gaps, explicit sessions', async () => {
