@@ -76,6 +76,11 @@ function parseOptional(obj: Obj): Optional | string {
   };
   for (const v of Object.values(fields)) if (isError(v)) return v.error;
   const f = fields as Optional;
+  // Ids hash their parts joined by U+001F (ingest/hash): a control character in one could make two
+  // visitors' strings hash alike ("a\x1fb" + "c" and "a" + "b\x1fc"). Exports never hold them.
+  for (const field of ['visitor', 'session'] as const) {
+    if (f[field] !== undefined && /[\u0000-\u001f\u007f]/.test(f[field])) return `${field} must not contain control characters`;
+  }
   if (f.ip !== undefined && isIP(f.ip) === 0) return 'ip must be an IPv4 or IPv6 address';
   if (f.country !== undefined && !isCountryCode(f.country)) return 'country must be an ISO 3166-1 alpha-2 code';
   return f;

@@ -73,6 +73,17 @@ test('explicit visitor and session strings map to the same UInt64 ids on every i
   expect(r[1]).toMatchObject({ entry_path: '/a', session_start: '2026-03-02 08:00:00.000' });
 });
 
+test('visitor and session strings must not hold control characters: the ids hash their parts joined by U+001F, so two visitors could meet', async () => {
+  const t = await svc.tenant();
+  const line = (visitor: string, session: string, path: string) => ({ ts: '2026-03-02T08:00:00Z', name: 'pageview', url: `https://${t.domain}${path}`, visitor, session });
+  const out = await svc.admin('events import', { site: t.siteId }, ndjson([line('a\u001fb', 'c', '/1'), line('a', 'b\u001fc', '/2'), line('a', 'b', '/3'), line('v\tw', 's', '/4')]));
+  expect(out).toEqual({ imported: 1, rejected: 3, errors: [
+    { line: 1, message: 'visitor must not contain control characters' },
+    { line: 2, message: 'session must not contain control characters' },
+    { line: 4, message: 'visitor must not contain control characters' },
+  ] });
+});
+
 test('a session string belongs to its visitor: two visitors\' session "1" are two sessions', async () => {
   const t = await svc.tenant();
   const url = (p: string) => `https://${t.domain}${p}`;
