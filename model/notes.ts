@@ -1,6 +1,7 @@
 import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import type { Site } from '../core/domain';
+import { invalidRequest } from '../core/errors';
 import { newId } from '../core/ids';
 import { instantMs } from '../core/instant';
 import { dayStart, isoInZone, localDate, type ResolvedWindow } from './notes-window';
@@ -31,6 +32,23 @@ const COLUMNS: (keyof NoteRow & string)[] = [
 const EFFECTIVE = (tzParam: string) =>
   `if(granularity = 'date', toDateTime64(assumeNotNull(occurred_date), 3, {${tzParam}:String}), occurred_at)`;
 
+/** The years a note may sit in: a date note's day is a Date32 (1900-01-01 to 2299-12-31). */
+export const NOTE_YEARS = { fromMs: Date.UTC(1900, 0, 1), toMs: Date.UTC(2300, 0, 1), words: 'must lie between 1900 and 2299' };
+const NOTE_DAYS = { first: localDate(NOTE_YEARS.fromMs, 'UTC'), last: localDate(NOTE_YEARS.toMs - 1, 'UTC') };
+
+/**
+ * A date note's day in the site's zone. An instant inside NOTE_YEARS can fall on a day outside them
+ * (1900-01-01T03:00Z is 1899-12-31 in New York), which the column would silently clamp to another day
+ * than the one answered: refused.
+ */
+function noteDay(occurredMs: number, timezone: string): string {
+  const day = localDate(occurredMs, timezone);
+  if (day < NOTE_DAYS.first || day > NOTE_DAYS.last) {
+    throw invalidRequest(`occurred_at: falls on ${day} in the site's timezone (${timezone}); a date note's day ${NOTE_YEARS.words}`);
+  }
+  return day;
+}
+
 export class NotesRepo {
   private readonly table: MetaTable<NoteRow>;
 
@@ -43,7 +61,7 @@ export class NotesRepo {
     const occurredMs = instantMs(input.occurred_at);
     return this.table.put({
       id: newId(), site_id: site.id, body: input.body, granularity: input.granularity, occurred_at: isoToCh(new Date(occurredMs)),
-      occurred_date: input.granularity === 'date' ? localDate(occurredMs, site.timezone) : null,
+      occurred_date: input.granularity === 'date' ? noteDay(occurredMs, site.timezone) : null,
       author_id: authorId, created_at: at, updated_at: at,
     });
   }

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { prose } from '../../core/fields';
-import { invalidRequest } from '../../core/errors';
-import { instantMs, instantString } from '../../core/instant';
-import { NotesRepo, noteOut, type Note } from '../../model/notes';
-import { hasWindow, localDate, rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape } from '../../model/notes-window';
+import { instantString } from '../../core/instant';
+import { NOTE_YEARS, NotesRepo, noteOut, type Note } from '../../model/notes';
+import { hasWindow, rangeMeta, refineWindow, resolveWindow, spelledZone, windowShape } from '../../model/notes-window';
 import type { AppContext } from '../context';
 import { PageMeta, RangeMeta, Timestamp } from '../openapi';
 import { paged, pagingShape } from '../paging';
@@ -17,7 +16,6 @@ const NoteOut = z.object({
 const CreatedNote = NoteOut.omit({ updated_at: true });
 const EditedNote = NoteOut.omit({ created_at: true });
 
-const NOTE_YEARS = { fromMs: Date.UTC(1900, 0, 1), toMs: Date.UTC(2300, 0, 1), words: 'must lie between 1900 and 2299' };
 const noteBody = prose(z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty').max(10_000, 'allows at most 10000 characters'));
 
 // Strict: `site_id` or any other unexpected field is refused; the site comes from the path.
@@ -30,18 +28,6 @@ const CreateNote = z.strictObject({
 const EditNote = z.strictObject({ body: noteBody });
 
 const ListQuery = z.object({ ...windowShape, ...pagingShape }).superRefine(refineWindow);
-
-/**
- * A date note stores the site's local day (a Date32: 1900-01-01 to 2299-12-31). An instant inside the
- * years allowed can fall on a day outside them in the site's zone (1900-01-01T03:00Z is 1899-12-31 in
- * New York), which the column would silently clamp to another day than the one answered.
- */
-function refuseDayOutOfRange(occurredMs: number, timezone: string): void {
-  const day = localDate(occurredMs, timezone);
-  if (day < '1900-01-01' || day > '2299-12-31') {
-    throw invalidRequest(`occurred_at: falls on ${day} in the site's timezone (${timezone}); a date note's day must lie between 1900 and 2299`);
-  }
-}
 
 async function members(app: AppContext, orgId: string): Promise<Set<string>> {
   const rows = await app.repos.memberships.select('org_id = {o:UUID}', { o: orgId });
@@ -78,7 +64,6 @@ export default function notesRoutes(r: RouteRegistrar): void {
     method: 'post', path: '/sites/{siteId}/notes', summary: 'Create a note (the author is the key\'s creator)', status: 201,
     tag: 'notes', scope: 'notes:write', body: CreateNote, response: CreatedNote,
     async handler({ app, principal, site, body }) {
-      if (body.granularity === 'date') refuseDayOutOfRange(instantMs(body.occurred_at), site.timezone);
       const row = await new NotesRepo(app.store).create(site, body, principal.userId);
       const note = noteOut(row, site, new Set([principal.userId]));
       return { data: without(note, 'updated_at') };
