@@ -37,7 +37,6 @@ export async function runBackfill(p: BackfillPayload, ctx: WorkerContext, attemp
         await write?.();
         return { ...mine, backfill_cursor: cursor, backfill_counts: addCounts(mine, { pages: 1, ...added }) };
       })),
-      record: async (fields) => Boolean(await repo.update(p.siteId, (row) => { const mine = ours(row); return mine && { ...mine, ...fields }; })),
     });
     if (!finished) return;
     await repo.update(p.siteId, (row) => {

@@ -61,6 +61,4 @@ export interface BackfillRun<Credentials> {
    * is never written after their purge. False when the generation was replaced: stop.
    */
   progress(cursor: string, added: Record<string, number>, write?: () => Promise<void>): Promise<boolean>;
-  /** Record what the provider said about its data on the connection, while this generation is current. */
-  record(fields: Pick<Partial<IntegrationRow>, 'incomplete_from'>): Promise<boolean>;
 }

@@ -2,7 +2,8 @@ import { auth, searchconsole, type searchconsole_v1 } from '@googleapis/searchco
 import type { Store } from '../clickhouse/store';
 import { tombstone } from '../clickhouse/tombstones';
 import { nextVersion } from '../core/ids';
-import { CONSOLE_TZ, DAY_TOTAL, SEARCH_TABLE } from '../query/lower/search';
+import type { IntegrationRepo, IntegrationRow } from '../model/integrations';
+import { DAY_TOTAL, SEARCH_TABLE } from '../query/lower/search';
 import { addDays, addMonths, dateInZone, formatDate, parseDate } from '../query/window/zoned';
 
 /**
@@ -21,6 +22,7 @@ const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const PAGE_ROWS = 25_000;
 /** How far back the console keeps data. */
 export const RETENTION_MONTHS = 16;
+const CONSOLE_TZ = 'America/Los_Angeles';
 
 /** What a Search Console connection is made with, sealed as JSON in `credentials`. */
 export interface SearchCredentials {
@@ -72,6 +74,18 @@ interface TermPage {
  * the console still collects.
  */
 export interface DayTotals { byDay: Map<string, TermPage>; firstIncomplete?: string }
+
+/**
+ * Keeps the console's word on the first date it still collects (`partial` in the search reports) on
+ * the connection, while its generation is current: from the import's first read and every refresh,
+ * before the days are read again, so a report never pairs new rows with the old word.
+ */
+export function noteIncomplete(repo: IntegrationRepo, row: IntegrationRow, totals: DayTotals): Promise<unknown> {
+  const incomplete = totals.firstIncomplete ?? '';
+  if (row.incomplete_from === incomplete) return Promise.resolve();
+  return repo.update(row.site_id, (stored) =>
+    stored && stored.backfill_job === row.backfill_job && stored.incomplete_from !== incomplete ? { ...stored, incomplete_from: incomplete } : undefined);
+}
 
 export async function dayTotals(sc: searchconsole_v1.Searchconsole, property: string, first: string, last: string): Promise<DayTotals> {
   if (first > last) return { byDay: new Map() };

@@ -4,9 +4,10 @@ import { AppError, invalidRequest } from '../core/errors';
 import { typeError } from '../core/fields';
 import { nowMs } from '../core/clock';
 import { SEARCH_PROVIDER } from '../query/lower/search';
+import { IntegrationRepo } from '../model/integrations';
 import type { BackfillRun, Provider } from './provider';
 import {
-  clearRows, consoleDate, dayTotals, daysWithData, readDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
+  clearRows, consoleDate, dayTotals, daysWithData, noteIncomplete, readDay, retentionStart, searchClient, shiftDate, type SearchCredentials,
 } from './search-console';
 import { googleFailure } from './google-errors';
 
@@ -94,7 +95,7 @@ async function importAll(run: BackfillRun<SearchCredentials>): Promise<boolean> 
   const last = run.row.backfill_cursor ? shiftDate(run.row.backfill_cursor, -1) : today;
   const totals = await dayTotals(sc, c.property, retentionStart(today), last);
   // What the console still collects (`partial` in the reports); a resumed run's range stops short of it.
-  if (!run.row.backfill_cursor) await run.record({ incomplete_from: totals.firstIncomplete ?? '' });
+  if (!run.row.backfill_cursor) await noteIncomplete(new IntegrationRepo(run.ctx.store), run.row, totals);
   for (const day of daysWithData(totals)) {
     const done = await readDay(sc, run.ctx.store, run.siteId, c.property, day, totals);
     if (!(await run.progress(day, { days: 1, rows: done.rows, pages: done.requests }, done.write))) return false;

@@ -5,7 +5,7 @@ import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
 import { SEARCH_PROVIDER } from '../query/lower/search';
 import type { WorkerContext } from '../workers/types';
 import { openCredentials } from './providers';
-import { consoleDate, dayTotals, readDay, oldestNotFinal, retentionStart, searchClient, shiftDate, type SearchCredentials } from './search-console';
+import { consoleDate, dayTotals, noteIncomplete, readDay, oldestNotFinal, retentionStart, searchClient, shiftDate, type SearchCredentials } from './search-console';
 import { searchConsoleProvider } from './search-provider';
 
 /**
@@ -38,7 +38,7 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
   try {
     const totals = await dayTotals(sc, c.property, first, today);
     // The console's word on what it still collects (`partial`) holds before the days are read again.
-    await noteIncomplete(repo, row, totals.firstIncomplete ?? '');
+    await noteIncomplete(repo, row, totals);
     for (let day = today; day >= first; day = shiftDate(day, -1)) {
       const done = await readDay(sc, ctx.store, row.site_id, c.property, day, totals);
       // Written only while the connection is the one this refresh read for (not re-keyed meanwhile).
@@ -56,12 +56,6 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
     const through = error === null ? today : stored.refreshed_through;
     return stored.backfill_error !== error || stored.refreshed_through !== through ? { ...stored, backfill_error: error, refreshed_through: through } : undefined;
   });
-}
-
-function noteIncomplete(repo: IntegrationRepo, row: IntegrationRow, incomplete: string): Promise<unknown> {
-  if (row.incomplete_from === incomplete) return Promise.resolve();
-  return repo.update(row.site_id, (stored) =>
-    stored && stored.backfill_job === row.backfill_job && stored.incomplete_from !== incomplete ? { ...stored, incomplete_from: incomplete } : undefined);
 }
 
 /**

@@ -17,8 +17,6 @@ import { pageBounds, siteParam } from './common';
  * reads the day's total row, and sums the term rows only for a day imported before total rows were.
  */
 export const SEARCH_PROVIDER = 'search_console';
-/** The console's days are dates in Pacific time. */
-export const CONSOLE_TZ = 'America/Los_Angeles';
 export const SEARCH_TABLE = 'search_console';
 /** The key of a day's property total row. */
 export const DAY_TOTAL = { term: '', hostname: '', path: '' } as const;

@@ -19,7 +19,7 @@ async function searchRows(q: ReportQuery, exec: Exec, lower: (q: ReportQuery, d:
   const dates = searchDates(q);
   if (!dates) return { rows: [], growing: false };
   const [link, rows] = await Promise.all([exec<Row>(searchConnection(q)), exec<Row>(lower(q, dates))]);
-  if (!((numbers(link[0]).connections ?? 0) > 0)) return { rows: [], growing: false };
+  if (!numbers(link[0]).connections) return { rows: [], growing: false };
   const from = String(link[0].growing_from ?? '');
   return { rows, growing: from !== '' && dates.last >= from };
 }
