@@ -86,12 +86,11 @@ export class IntegrationRepo {
   }
 
   /**
-   * `write` in the site's turn, only while the connection is still current: its generation is still
-   * the `job` given (or the predicate holds); false (and nothing written) once a re-sync, a re-key to
+   * `write` in the site's turn, only while the connection is still the one `isCurrent` recognises (the
+   * same generation, the same account); false (and nothing written) once a re-sync, a re-key to
    * another account or a disconnect replaced it.
    */
-  whileCurrent(siteId: string, current: string | ((row: IntegrationRow) => boolean), write: () => Promise<void>): Promise<boolean> {
-    const isCurrent = typeof current === 'string' ? (row: IntegrationRow) => row.backfill_job === current : current;
+  whileCurrent(siteId: string, isCurrent: (row: IntegrationRow) => boolean, write: () => Promise<void>): Promise<boolean> {
     return this.table.exclusive(siteId, async () => {
       const row = await this.get(siteId);
       if (!row || !isCurrent(row)) return false;
