@@ -7,9 +7,6 @@
  * same text: V8's backtracking makes `/*a*a*a*a*a*a*a*a*b` take seconds on a path of a hundred
  * characters, and a glob is anyone's with settings:write while the path is anyone's on the internet.
  */
-/** A path (or path glob) given without its leading `/` is given one: settings, goals and funnel steps alike. */
-export const withLeadingSlash = (p: string): string => (p.startsWith('/') ? p : `/${p}`);
-
 type Token = { kind: 'char'; char: string } | { kind: 'star' } | { kind: 'globstar' };
 
 function tokens(glob: string): Token[] {
@@ -103,3 +100,10 @@ export function compileGlob(glob: string, opts: { ignoreCase?: boolean } = {}): 
 export function globMatch(glob: string, path: string): boolean {
   return compileGlob(glob)(path);
 }
+
+// A path (or path glob) given without its leading `/` is given one: settings, goals and funnel steps
+// alike. A glob that starts with `*` is kept as given: it already reaches the leading `/` (`**/pricing`
+// matches `/pricing` and `/a/pricing`), and a `/` in front would change what it means (`/**/pricing`
+// misses `/pricing`), where the same glob as a `path_pattern` filter is not rewritten. (Line comments:
+// those globs would end a block comment.)
+export const withLeadingSlash = (p: string): string => (p.startsWith('/') || p.startsWith('*') ? p : `/${p}`);

@@ -42,7 +42,7 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
     for (let day = today; day >= first; day = shiftDate(day, -1)) {
       const done = await readDay(sc, ctx.store, row.site_id, c.property, day, totals);
       // Written only while the connection is the one this refresh read for (not re-keyed meanwhile).
-      if (!(await repo.whileCurrent(row.site_id, (now) => now.backfill_job === row.backfill_job, done.write))) return;
+      if (!(await repo.whileCurrent(row.site_id, row.backfill_job, done.write))) return;
     }
   } catch (err) {
     // An outage is retried by the next run; a refusal (revoked key, access removed) is shown on

@@ -119,15 +119,16 @@ async function storeEvent(deps: WebhookDeps, row: IntegrationRow, event: Stripe.
 }
 
 /**
- * Writes what the notification brought only while the site is still connected to the account the
- * request read the connection of, in the site's turn: a charge read from account A while the site was
- * re-keyed to account B (or disconnected and connected to B) was written after B's purge, and the two
- * accounts' revenue was summed until a re-sync. The notification is then acknowledged with nothing
- * stored: it belongs to a connection that is gone.
+ * Writes what the notification brought in the site's turn, only while no purge came since the request
+ * read the connection (the same generation, as an import's units are written): a charge read from
+ * account A while the site was re-keyed to account B (or disconnected and connected to B) was written
+ * after B's purge, and the two accounts' revenue was summed until a re-sync. The notification is then
+ * acknowledged with nothing stored: its connection is gone, or a re-sync's import reads the charge
+ * again. A rolled key of the same account keeps the generation, so its notifications are stored.
  */
 async function stillConnected(deps: WebhookDeps, row: IntegrationRow, write: () => Promise<void>): Promise<boolean> {
-  const written = await new IntegrationRepo(deps.store).whileCurrent(row.site_id, (now) => now.provider === row.provider && now.account === row.account, write);
-  if (!written) logger.warn({ site: row.site_id }, 'stripe webhook: the site was connected to another account meanwhile; not stored');
+  const written = await new IntegrationRepo(deps.store).whileCurrent(row.site_id, row.backfill_job, write);
+  if (!written) logger.warn({ site: row.site_id }, 'stripe webhook: the connection was purged meanwhile (re-key, re-sync or disconnect); not stored');
   return written;
 }
 

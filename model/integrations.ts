@@ -86,14 +86,13 @@ export class IntegrationRepo {
   }
 
   /**
-   * `write` in the site's turn, only while the connection is still the one `isCurrent` recognises (the
-   * same generation, the same account); false (and nothing written) once a re-sync, a re-key to
-   * another account or a disconnect replaced it.
+   * `write` in the site's turn, only while the connection's generation is still `job`; false (and
+   * nothing written) once a re-sync, a re-key to another account or a disconnect replaced it (each
+   * purge starts a new generation; a rolled key of the same account keeps it).
    */
-  whileCurrent(siteId: string, isCurrent: (row: IntegrationRow) => boolean, write: () => Promise<void>): Promise<boolean> {
+  whileCurrent(siteId: string, job: string, write: () => Promise<void>): Promise<boolean> {
     return this.table.exclusive(siteId, async () => {
-      const row = await this.get(siteId);
-      if (!row || !isCurrent(row)) return false;
+      if ((await this.get(siteId))?.backfill_job !== job) return false;
       await write();
       return true;
     });

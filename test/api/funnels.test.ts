@@ -91,6 +91,15 @@ test('step values: event names verbatim, anchored paths given their leading slas
   expect(res.body.data.steps.map((s: { value: string }) => s.value)).toEqual(['/pricing', '/docs/**', 'pricing', 'Sign up ', 'pageview']);
 });
 
+test('a glob step that starts with * is kept as given, so **/pricing still reaches /pricing', async () => {
+  const res = await svc.api('POST', base(), {
+    token: t.token,
+    body: { name: 'any depth', steps: [{ kind: 'view', match: 'glob', value: '**/pricing' }, { kind: 'view', match: 'glob', value: '*/docs' }] },
+  });
+  expect([res.status, res.body.data.steps.map((s: { value: string }) => s.value)]).toEqual([201, ['**/pricing', '*/docs']]);
+  await svc.api('DELETE', `${base()}/${res.body.data.id}`, { token: t.token });
+});
+
 test('list is paged with a measured has_more; get, edit and delete work; funnels:read cannot write', async () => {
   const s = await svc.tenant({ scopes: ['funnels:write'] });
   const path = `/sites/${s.siteId}/funnels`;

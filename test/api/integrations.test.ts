@@ -578,6 +578,25 @@ describe('webhooks', () => {
     expect((await svc.api('GET', `/sites/${site.siteId}/overview${WINDOW}`, { token: site.token })).body.data).toMatchObject({ payments: 1, revenue_cents: 222 });
   });
 
+  test('a charge read while the same account\'s key is rolled is stored: a roll is no purge, so nothing would read it again', async () => {
+    const site = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'] });
+    expect((await put(site, { secret_key: KEY, webhook_secret: WHSEC })).status).toBe(200);
+    await backfillState(site, 'completed');
+    held({ id: 'ch_wh_rolled', amount: 700 });
+    const before = (await svc.api('GET', `/sites/${site.siteId}/overview${WINDOW}`, { token: site.token })).body.data.revenue_cents;
+    const release = stripe.holdNext('/v1/charges/ch_wh_rolled');
+    const asked = stripe.requests.length;
+    const pending = send(event('charge.succeeded', charge('ch_wh_rolled', { amount: 700 })), { site: site.siteId });
+    await until('the webhook to read the charge', async () => stripe.requests.slice(asked), (r) => r.some((q) => q.startsWith('GET /v1/charges/ch_wh_rolled')));
+    const rolled = 'sk_test_rolledWebhook001';
+    stripe.keys.add(rolled);
+    const res = await put(site, { secret_key: rolled });
+    expect(res.body.data).toMatchObject({ account: 'test secret key ...k001', backfill: { state: 'completed' } });
+    release();
+    expect((await pending).body).toMatchObject({ received: true, stored: 1 });
+    expect((await svc.api('GET', `/sites/${site.siteId}/overview${WINDOW}`, { token: site.token })).body.data.revenue_cents).toBe(before + 700);
+  });
+
   test('a key that may no longer read disputes: 503 saying to re-key, nothing stored; the redelivery after that stores it', async () => {
     held({ id: 'ch_wh_blind', amount: 900, disputes: [{ id: 'dp_wh_blind', amount: 900, status: 'lost' }] });
     const { revenue_cents: before, payments } = await revenue();

@@ -29,6 +29,12 @@ test('GET answers the settings object with active, and meta.site_id', async () =
   });
 });
 
+test('an excluded path glob that starts with * is kept as given: **/admin still covers /admin', async () => {
+  const res = await patch({ excluded_paths: ['**/admin', '*/private'] });
+  expect(res.body.data.excluded_paths).toEqual(['**/admin', '*/private']);
+  await patch({ excluded_paths: [] });
+});
+
 test('entries are lower-cased and de-duplicated, a path gets its leading slash', async () => {
   const res = await patch({
     excluded_paths: ['Admin/*', '/admin/*', '/Blog/**', 'blog/**', ' /x '],

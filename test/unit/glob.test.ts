@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { compileGlob, globMatch, globToRegex } from '../../core/glob';
+import { compileGlob, globMatch, globToRegex, withLeadingSlash } from '../../core/glob';
 
 /**
  * Globs: `*` within a segment, `**` across. The JS matcher (ingest exclusions, funnel goal names)
@@ -45,4 +45,11 @@ test('a glob built to make a backtracking engine explode is answered at once', (
   const path = '/' + 'a'.repeat(10_000);
   expect(globMatch(hostile, path)).toBe(false);
   expect(globMatch(hostile, path + 'b')).toBe(true);
+});
+
+test('a path or glob gets its leading slash, except a glob that starts with *: it already reaches the leading / and a / in front would narrow it', () => {
+  expect(['pricing', 'docs/**', '/x', '**/pricing', '*/pricing', '*'].map(withLeadingSlash)).toEqual(['/pricing', '/docs/**', '/x', '**/pricing', '*/pricing', '*']);
+  // What the rule keeps: **/pricing matches the root page too, which /**/pricing does not.
+  expect(['/pricing', '/a/pricing'].map((p) => globMatch(withLeadingSlash('**/pricing'), p))).toEqual([true, true]);
+  expect(globMatch('/**/pricing', '/pricing')).toBe(false);
 });
