@@ -4,7 +4,7 @@ import { z, type ZodType } from 'zod';
 import type { Principal, Scope, Site } from '../core/domain';
 import { AppError, invalidRequest, notFound } from '../core/errors';
 import { isUuid } from '../core/ids';
-import { malformedMessage, malformedTextAt } from '../core/text';
+import { MALFORMED_TEXT, malformedTextAt } from '../core/text';
 import { requireScope, requireSite } from './auth';
 import type { AppContext } from './context';
 import { ErrorBody, registry } from './openapi';
@@ -268,7 +268,8 @@ async function refuseBody(req: Request, res: Response): Promise<void> {
 function bodyOf(req: Request): unknown {
   const b = req.body as unknown;
   if (b === undefined) return {};
-  const at = malformedTextAt(b, '');
-  if (at !== null) throw invalidRequest(malformedMessage(at || 'body'));
+  // Named as the schema's refusals are (`field: problem`), so details.issues holds it too.
+  const at = malformedTextAt(b, '', { dotted: true });
+  if (at !== null) throw invalidRequest(`${at || 'body'}: ${MALFORMED_TEXT}`);
   return b;
 }

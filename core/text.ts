@@ -13,26 +13,31 @@ const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): bo
  */
 const STORED_DEPTH = 8;
 
-/** The path of the first string (value or key) in a parsed JSON value that is not well-formed, or null. */
-export function malformedTextAt(value: unknown, path: string, depth = 0): string | null {
+/**
+ * The path of the first string (value or key) in a parsed JSON value that is not well-formed, or null.
+ * Array items are `[i]` as ingest names them (`props.a`, `p[2]`), or `.i` as the API's schema
+ * refusals do (`excluded_paths.1`) with `dotted`.
+ */
+export function malformedTextAt(value: unknown, path: string, style: { dotted?: boolean } = {}, depth = 0): string | null {
   if (typeof value === 'string') return wellFormed(value) ? null : path;
   if (typeof value !== 'object' || value === null || depth >= STORED_DEPTH) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const at = malformedTextAt(value[i], `${path}[${i}]`, depth + 1);
+      const at = malformedTextAt(value[i], style.dotted ? `${path}.${i}` : `${path}[${i}]`, style, depth + 1);
       if (at) return at;
     }
     return null;
   }
   for (const key in value) {
     if (!wellFormed(key)) return `${path ? path + ' ' : ''}keys`;
-    const at = malformedTextAt((value as Record<string, unknown>)[key], path ? `${path}.${key}` : key, depth + 1);
+    const at = malformedTextAt((value as Record<string, unknown>)[key], path ? `${path}.${key}` : key, style, depth + 1);
     if (at) return at;
   }
   return null;
 }
 
-export const malformedMessage = (at: string) => `${at} must be valid Unicode text (it holds an unpaired surrogate escape)`;
+export const MALFORMED_TEXT = 'must be valid Unicode text (it holds an unpaired surrogate escape)';
+export const malformedMessage = (at: string) => `${at} ${MALFORMED_TEXT}`;
 
 /** `s` cut to at most `max` UTF-16 units, never between the two halves of a surrogate pair. */
 export function clip(s: string, max: number): string {

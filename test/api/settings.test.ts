@@ -199,18 +199,21 @@ test('a body that is not a JSON object is refused with a 4xx, never a 500', asyn
 test('an unpaired surrogate escape in any write body is a 400 naming the field: it has no UTF-8 form (a 500, or U+FFFD stored where the answer echoed the text)', async () => {
   const w = await svc.tenant({ scopes: ['notes:write', 'settings:write', 'alerts:write', 'funnels:write', 'analytics:read'] });
   const cases: [string, string, string, string][] = [
-    ['POST', 'notes', '{"body":"ab\\ud800","occurred_at":"2026-03-10T12:00:00Z"}', 'body must be valid Unicode text (it holds an unpaired surrogate escape)'],
-    ['POST', 'notes', '{"body":"x\\udc00y","occurred_at":"2026-03-10T12:00:00Z"}', 'body must be valid Unicode text (it holds an unpaired surrogate escape)'],
-    ['PATCH', 'settings', '{"name":"a\\ud800"}', 'name must be valid Unicode text (it holds an unpaired surrogate escape)'],
-    ['PATCH', 'settings', '{"excluded_paths":["/a","/b\\udfff"]}', 'excluded_paths[1] must be valid Unicode text (it holds an unpaired surrogate escape)'],
-    ['PUT', 'share', '{"label":"a\\ud800"}', 'label must be valid Unicode text (it holds an unpaired surrogate escape)'],
-    ['POST', 'alerts', '{"name":"a\\ud800","trigger_type":"visitors_spike","threshold":5}', 'name must be valid Unicode text (it holds an unpaired surrogate escape)'],
+    ['POST', 'notes', '{"body":"ab\\ud800","occurred_at":"2026-03-10T12:00:00Z"}', 'body: must be valid Unicode text (it holds an unpaired surrogate escape)'],
+    ['POST', 'notes', '{"body":"x\\udc00y","occurred_at":"2026-03-10T12:00:00Z"}', 'body: must be valid Unicode text (it holds an unpaired surrogate escape)'],
+    ['PATCH', 'settings', '{"name":"a\\ud800"}', 'name: must be valid Unicode text (it holds an unpaired surrogate escape)'],
+    ['PATCH', 'settings', '{"excluded_paths":["/a","/b\\udfff"]}', 'excluded_paths.1: must be valid Unicode text (it holds an unpaired surrogate escape)'],
+    ['PUT', 'share', '{"label":"a\\ud800"}', 'label: must be valid Unicode text (it holds an unpaired surrogate escape)'],
+    ['POST', 'alerts', '{"name":"a\\ud800","trigger_type":"visitors_spike","threshold":5}', 'name: must be valid Unicode text (it holds an unpaired surrogate escape)'],
     ['POST', 'funnels', '{"name":"f","steps":[{"kind":"view","match":"equals","value":"/a"},{"kind":"goal","value":"\\ud800"}],"window_seconds":3600}',
-      'steps[1].value must be valid Unicode text (it holds an unpaired surrogate escape)'],
+      'steps.1.value: must be valid Unicode text (it holds an unpaired surrogate escape)'],
   ];
   for (const [method, resource, raw, message] of cases) {
     const res = await svc.api(method, `/sites/${w.siteId}/${resource}`, { token: w.token, raw });
     expect([resource, res.status, res.body.error?.code, res.body.error?.message]).toEqual([resource, 400, 'invalid_request', message]);
+    // Named as the schema's own refusals are, so details.issues holds it.
+    const [path, problem] = message.split(': ');
+    expect(res.body.error.details).toEqual({ issues: [{ path, message: problem }] });
   }
   // A whole pair written as escapes is one character and is kept.
   const pair = await svc.api('POST', `/sites/${w.siteId}/notes`, { token: w.token, raw: '{"body":"launch \\ud83d\\ude80","occurred_at":"2026-03-10T12:00:00Z"}' });
