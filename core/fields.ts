@@ -40,6 +40,8 @@ const visible = (pattern: RegExp, what: string) => (s: string) => {
   return at < 0 ? true : `must not contain ${what} (U+${s.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0')} at character ${[...s.slice(0, at)].length + 1})`;
 };
 const noHidden = visible(HIDDEN_IN_NAMES, 'control characters or bidirectional formatting');
+/** An identifier's check (import `visitor`/`session`): true, or the problem naming the code point and its position. */
+export const noControlCharacters = visible(/[\u0000-\u001f\u007f-\u009f]/, 'control characters');
 const noControls = visible(HIDDEN_IN_PROSE, 'control characters other than tab and line breaks');
 
 /** A one-line name: the schema's text without controls or bidirectional formatting characters. */

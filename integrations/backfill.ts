@@ -6,10 +6,11 @@ import { openCredentials, providerNamed } from './providers';
 
 /**
  * The backfill driver, the same for every provider: a connection's full import runs as one job per
- * generation (`backfill_job`). The provider stores a unit of work (a page, a day), then reports its
- * cursor and counts, so a job that dies (process killed, Redis lost) resumes after the last stored
- * unit; a unit stored twice changes nothing (rows are keyed by the provider's ids). Once a re-sync
- * or a disconnect replaces the generation, the old job stops at its next unit.
+ * generation (`backfill_job`). The provider reads a unit of work (a page, a day) and hands its write,
+ * cursor and counts to `progress`, which writes and records them in the site's turn while the
+ * generation is current; so a job that dies (process killed, Redis lost) resumes after the last stored
+ * unit, a unit stored twice changes nothing (rows are keyed by the provider's ids), and once a
+ * re-sync, a re-key or a disconnect replaces the generation the old job stops with nothing written.
  */
 export const BACKFILL_QUEUE = 'integration-backfill';
 
@@ -34,7 +35,7 @@ export async function runBackfill(p: BackfillPayload, ctx: WorkerContext, attemp
       progress: async (cursor, added, write) => Boolean(await repo.update(p.siteId, async (row) => {
         const mine = ours(row);
         if (!mine) return undefined;
-        await write?.();
+        await write();
         return { ...mine, backfill_cursor: cursor, backfill_counts: addCounts(mine, { pages: 1, ...added }) };
       })),
     });

@@ -125,10 +125,9 @@ export async function resync(deps: IntegrationDeps, siteId: string, provider: st
   const row = await new IntegrationRepo(deps.store).update(siteId, async (stored) => {
     if (!stored || stored.provider !== provider) throw notFound(`${provider} connection`);
     if (!deps.queues.available()) throw queueUnavailable();
-    // In the site's turn (shared with the worker's process in server mode), so no progress of the old
-    // generation is written over the new one. A unit
-    // the old job was already storing may land after the purge: the new import stores the same rows
-    // again under the same keys, so nothing is counted twice.
+    // In the site's turn (shared with the worker's process in server mode): the old generation's units
+    // (and webhooks read before) are written in the turn and only while current, so none lands after
+    // the purge.
     await p.purge(deps.store, siteId);
     return { ...stored, ...queuedBackfill(siteId, p.counts) };
   });

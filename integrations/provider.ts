@@ -60,5 +60,5 @@ export interface BackfillRun<Credentials> {
    * while this generation is current, so a unit read before a re-sync or a re-key to another account
    * is never written after their purge. False when the generation was replaced: stop.
    */
-  progress(cursor: string, added: Record<string, number>, write?: () => Promise<void>): Promise<boolean>;
+  progress(cursor: string, added: Record<string, number>, write: () => Promise<void>): Promise<boolean>;
 }

@@ -67,7 +67,7 @@ async function importAll(run: BackfillRun<StripeCredentials>): Promise<boolean> 
   let { phase, after } = parseCursor(run.row.backfill_cursor);
   for (;;) {
     const page = await PHASES[phase].page(stripe, run.siteId, after);
-    const write = page.rows.length ? () => run.ctx.store.insert(page.table, page.rows) : undefined;
+    const write = async () => { if (page.rows.length) await run.ctx.store.insert(page.table, page.rows); };
     after = page.ids[page.ids.length - 1] ?? after;
     // Where a restart goes on: this phase after its last stored id, else the next phase from its start.
     const following = page.hasMore ? phase : ORDER[ORDER.indexOf(phase) + 1];

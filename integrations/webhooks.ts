@@ -56,6 +56,9 @@ function envelopeOf(event: unknown): Stripe.Event {
   throw invalidRequest(`The body is not a Stripe event: ${issue.path.join('.') || 'the body'} ${why}.`);
 }
 
+/** How far a signature may be from this server's clock, either way (stripe-node's default age limit, given to it). */
+const WEBHOOK_TOLERANCE_S = 300;
+
 /**
  * stripe-node refuses a signature older than its tolerance but not one dated ahead: a body signed for
  * a later time would stay replayable until then. Ahead by more than the same 5 minutes is refused.
@@ -65,7 +68,6 @@ function signedAhead(signature: string): boolean {
   const t = /(?:^|,)\s*t=(\d+)/.exec(signature);
   return !!t && Number(t[1]) * 1000 > Date.now() + WEBHOOK_TOLERANCE_S * 1000;
 }
-const WEBHOOK_TOLERANCE_S = 300;
 
 export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId: string, raw: Buffer, signature: string | undefined) {
   if (provider !== STRIPE || !isUuid(siteId)) throw notFound('webhook');
@@ -75,7 +77,7 @@ export async function receiveWebhook(deps: WebhookDeps, provider: string, siteId
   if (!signature) throw badSignature('The Stripe-Signature header is missing.');
   let parsed: unknown;
   try {
-    parsed = Stripe.webhooks.constructEvent(raw, signature, deps.secrets.open(row.webhook_secret));
+    parsed = Stripe.webhooks.constructEvent(raw, signature, deps.secrets.open(row.webhook_secret), WEBHOOK_TOLERANCE_S);
   } catch (err) {
     // The signature is checked before the body is parsed: anything else is a signed body that is not JSON.
     if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw invalidRequest('The body is not JSON: not a Stripe event.');

@@ -65,7 +65,7 @@ export async function siteZone(store: Store, tz: string | undefined, field = 'ti
  * of a second on a large site, per request): the first day, read in the sort key's order (a granule
  * per part: `events` is ordered by site, then day), then the minimum within that day.
  */
-export async function earliestEvent(store: Store, siteId: string): Promise<number | null> {
+async function earliestEvent(store: Store, siteId: string): Promise<number | null> {
   const site = eq(col('site_id'), param('UUID', siteId));
   const day = fn('toDate', col('ts'));
   const firstDay = select({

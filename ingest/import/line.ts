@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { EventInput } from '../event';
 import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCents, type FieldError } from '../props';
 import { MAX_URL_LENGTH, absoluteUrlProblem, parseHttpUrl } from '../enrich/url';
+import { noControlCharacters } from '../../core/fields';
 import { isCountryCode } from '../../core/countries';
 import { REPORTABLE } from '../../core/time';
 import { NOT_AN_INSTANT, parseInstant } from '../../core/instant';
@@ -79,7 +80,8 @@ function parseOptional(obj: Obj): Optional | string {
   // Ids hash their parts joined by U+001F (ingest/hash): a control character in one could make two
   // visitors' strings hash alike ("a\x1fb" + "c" and "a" + "b\x1fc"). Exports never hold them.
   for (const field of ['visitor', 'session'] as const) {
-    if (f[field] !== undefined && /[\u0000-\u001f\u007f]/.test(f[field])) return `${field} must not contain control characters`;
+    const verdict = f[field] === undefined ? true : noControlCharacters(f[field]);
+    if (verdict !== true) return `${field} ${verdict}`;
   }
   if (f.ip !== undefined && isIP(f.ip) === 0) return 'ip must be an IPv4 or IPv6 address';
   if (f.country !== undefined && !isCountryCode(f.country)) return 'country must be an ISO 3166-1 alpha-2 code';

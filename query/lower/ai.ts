@@ -94,7 +94,8 @@ function assistantLabel(): Expr {
   const { spellings, names } = ASSISTANTS;
   const key = fn('if', bin('!=', col('utm_source'), str('')), fn('lower', fn('trimBoth', col('utm_source'))), col('referrer'));
   const known = fn('arrayFirst', lambda(['c'], fn('has', param('Array(String)', spellings), col('c'))), spellingsOf(key));
-  return fn('if', bin('!=', known, str('')), fn('transform', known, param('Array(String)', spellings), param('Array(String)', names), known), key);
+  // No spelling is empty, so an unknown key ('' from arrayFirst) falls through to itself.
+  return fn('transform', known, param('Array(String)', spellings), param('Array(String)', names), key);
 }
 
 /**

@@ -8,7 +8,6 @@ import {
  * Periods are resolved on the local calendar in `tz` and only then converted to instants, so a day
  * is 23 or 25 hours long when DST says so (PRODUCT.md §4).
  */
-const DAY_MS = 86_400_000;
 
 export const PERIODS = ['today', 'yesterday', 'last24h', 'last7d', 'last30d', 'last12m', 'month', 'year', 'all'] as const;
 export type Period = (typeof PERIODS)[number];
@@ -24,6 +23,7 @@ export interface Span {
 }
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 export interface PeriodContext {
   now: number;

@@ -78,9 +78,9 @@ test('visitor and session strings must not hold control characters: the ids hash
   const line = (visitor: string, session: string, path: string) => ({ ts: '2026-03-02T08:00:00Z', name: 'pageview', url: `https://${t.domain}${path}`, visitor, session });
   const out = await svc.admin('events import', { site: t.siteId }, ndjson([line('a\u001fb', 'c', '/1'), line('a', 'b\u001fc', '/2'), line('a', 'b', '/3'), line('v\tw', 's', '/4')]));
   expect(out).toEqual({ imported: 1, rejected: 3, errors: [
-    { line: 1, message: 'visitor must not contain control characters' },
-    { line: 2, message: 'session must not contain control characters' },
-    { line: 4, message: 'visitor must not contain control characters' },
+    { line: 1, message: 'visitor must not contain control characters (U+001F at character 2)' },
+    { line: 2, message: 'session must not contain control characters (U+001F at character 2)' },
+    { line: 4, message: 'visitor must not contain control characters (U+0009 at character 2)' },
   ] });
 });
 
