@@ -101,6 +101,13 @@ export class MetaTable<Row extends object> {
     );
   }
 
+  /** How many live rows `where` finds (the FINAL / is_deleted rule stays here). */
+  async count(where = '1', params: Params = {}): Promise<number> {
+    const rows = await this.store.query<{ n: number }>(
+      `SELECT toUInt32(count()) AS n FROM ${this.store.table(this.name)} FINAL WHERE is_deleted = 0 AND (${where})`, params);
+    return Number(rows[0]?.n ?? 0);
+  }
+
   async one(where: string, params: Params = {}): Promise<Row | undefined> {
     return (await this.select(where, params, 'LIMIT 1'))[0];
   }

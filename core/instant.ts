@@ -42,8 +42,12 @@ export const instantString = (range?: { fromMs: number; toMs: number; words: str
     else if (range && (ms < range.fromMs || ms >= range.toMs)) ctx.addIssue({ code: 'custom', message: range.words });
   });
 
-/** The instant a string that `instantString` accepted stands for. */
-export const instantMs = (text: string): number => parseInstant(text) as number;
+/** The instant a string that `instantString` accepted stands for; text nothing checked is a bug, thrown as one. */
+export function instantMs(text: string): number {
+  const ms = parseInstant(text);
+  if (typeof ms === 'string') throw new Error(`instantMs: unchecked text (${ms})`);
+  return ms;
+}
 
 /**
  * A query string's `+` arrives as a space (application/x-www-form-urlencoded), so an unencoded

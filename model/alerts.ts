@@ -45,7 +45,8 @@ export class AlertsRepo {
    */
   create(siteId: string, input: AlertInput, createdBy: string, cap: number): Promise<AlertRow | undefined> {
     return this.table.exclusive(`site:${siteId}`, async () => {
-      if ((await this.count(siteId)) >= cap) return undefined;
+      // The API caps alerts per site: every alert of every site is evaluated each minute.
+      if ((await this.table.count('site_id = {s:UUID}', { s: siteId })) >= cap) return undefined;
       const at = nowCh();
       return this.table.put({
         ...input, enabled: input.enabled ? 1 : 0, id: newId(), site_id: siteId, created_by: createdBy, created_at: at, updated_at: at,
@@ -86,13 +87,6 @@ export class AlertsRepo {
       if (!saved.enabled || WATCHED.some((k) => saved[k] !== row[k])) await this.clearState(saved.id);
       return saved;
     });
-  }
-
-  /** How many alerts the site has (the API caps them: every alert of every site is evaluated each minute). */
-  async count(siteId: string): Promise<number> {
-    const rows = await this.store.query<{ n: number }>(
-      `SELECT toUInt32(count()) AS n FROM ${this.store.table('alerts')} FINAL WHERE site_id = {s:UUID} AND is_deleted = 0`, { s: siteId });
-    return Number(rows[0]?.n ?? 0);
   }
 
   /** true, or undefined when the site has no such alert. */

@@ -68,7 +68,6 @@ export interface ResolvedWindow {
   asked: Span;
 }
 
-
 /** ISO 8601 with the zone's offset at that instant, to the second: 2026-03-10T00:00:00-04:00. */
 export const isoInZone = (ms: number, tz: string): string => isoWithMillis(Math.floor(ms / 1000) * 1000, tz);
 

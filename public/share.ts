@@ -44,9 +44,8 @@ const BOARD_MEMO_MS = 15_000;
  * rolling windows (`last24h`, `all`) ended at this millisecond, so no two viewers shared a window and
  * a crowd on the board's own "Last 24 hours" ran one computation each (and met 503s).
  */
-export function boardWindow(board: LiveBoard, query: unknown): ResolvedWindow {
+export function boardWindow(board: LiveBoard, q: Record<string, string>): ResolvedWindow {
   // Boards are drawn in the site's own timezone unless the viewer asks for another.
-  const q = query as Record<string, unknown>;
   const parsed = windowQuery.safeParse(q.tz === undefined ? { ...q, tz: board.site.timezone } : q);
   if (!parsed.success) throw formatZodError(parsed.error, 'query');
   const max = board.row.max_range_days;

@@ -110,7 +110,6 @@ export async function earliestDatum(store: Store, siteId: string): Promise<numbe
   return known.length ? Math.min(...known) : null;
 }
 
-
 /**
  * Goal rules per site, cached only in embedded mode: there one process makes every write, and every
  * goal write goes through MetaTable, which awaits onMetaWrite listeners before it returns, so the

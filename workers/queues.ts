@@ -70,7 +70,9 @@ export function startQueues(
     timers.push(setInterval(() => void (started && redis.isUp() && scheduleAll()), SCHEDULE_REASSERT_MS).unref());
   }
   // While Redis is down, what needs no queue runs on this process's own timer (alerts keep firing),
-  // one run at a time as the queue's concurrency 1 would have it: a run can outlast the period.
+  // one timer run at a time (a run can outlast the period). Known gap: when Redis comes back during a
+  // timer run, the queue's first run may start beside it; alert firings are keyed by id, so at worst
+  // one minute's states are written twice from the same prior state.
   for (const def of repeatable.filter((d) => d.runsWithoutRedis)) {
     let running = false;
     timers.push(setInterval(() => {

@@ -50,6 +50,7 @@ const EditAlert = z
  * seconds took a run to 95 s and skipped a minute for all).
  */
 const MAX_ALERTS_PER_SITE = 50;
+const SITE_FULL = `the site already has ${MAX_ALERTS_PER_SITE} alerts, the most a site holds: delete one first`;
 
 /** The rules between fields, checked on the alert as created or as a PATCH leaves it. */
 function checkAlert(row: Pick<AlertRow, 'trigger_type' | 'goal_name' | 'threshold_mode' | 'threshold'>, given: string | null | undefined): string | null {
@@ -90,12 +91,12 @@ export default function alertsRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'post', path: '/sites/{siteId}/alerts', summary: 'Create an alert', tag: 'alerts', scope: 'alerts:write', status: 201,
     body: CreateAlert, response: AlertOut,
-    refusals: { 409: `conflict: the site already has ${MAX_ALERTS_PER_SITE} alerts (delete one first)` },
+    refusals: { 409: `conflict: ${SITE_FULL}` },
     async handler({ app, principal, site, body }) {
       const goal_name = checkAlert({ ...body, goal_name: body.goal_name ?? null }, body.goal_name);
       const repo = new AlertsRepo(app.store);
       const row = await repo.create(site.id, { ...body, goal_name, subject: body.subject ?? body.name }, principal.userId, MAX_ALERTS_PER_SITE);
-      if (!row) throw conflict('conflict', `the site already has ${MAX_ALERTS_PER_SITE} alerts, the most a site holds: delete one first`);
+      if (!row) throw conflict('conflict', SITE_FULL);
       return { data: alertOut(row) };
     },
   });

@@ -34,7 +34,6 @@ async function members(app: AppContext, orgId: string): Promise<Set<string>> {
   return new Set(rows.map((m) => m.user_id));
 }
 
-
 const without = (n: Note, field: 'created_at' | 'updated_at') => {
   const { [field]: _omit, ...rest } = n;
   return rest;

@@ -77,7 +77,6 @@ const SEARCH_WINDOW = {
 /** `bots` is checked and has no effect on the /ai/* reports: each decides which traffic it counts. */
 const AI_WINDOW = { ...WINDOW, bots: opt('accepted and ignored: the crawler reports always count crawlers, referrals count human visits only') };
 
-
 interface ReportRoute {
   report: ReportName;
   path: string;

@@ -34,7 +34,6 @@ function list(name: string, max: number, item: z.ZodType<string, string>, fix: (
     .openapi({ maxItems: max, description: `At most ${max} distinct entries (after lower-casing and de-duplication).` });
 }
 
-
 /**
  * Paths are matched decoded (`/café/*`), so a pattern pasted from an address bar (`/caf%C3%A9/*`) is
  * decoded when saved; otherwise it would silently match nothing. Malformed escapes stay as written.

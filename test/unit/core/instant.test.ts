@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseInstant, unplussed } from '../../../core/instant';
+import { instantMs, parseInstant, unplussed } from '../../../core/instant';
 import { parseWindow } from '../../../query/params';
 import { windowQuery } from '../../../model/notes-window';
 
@@ -77,4 +77,9 @@ test.each([
     expect(said).toMatch(refusal);
     expect(() => parseWindow({ from, to })).toThrow(refusal);
   }
+});
+
+test('instantMs reads checked text and throws on text nothing checked, never handing a problem string on as a number', () => {
+  expect(instantMs('2026-03-01T10:00:00+01:00')).toBe(Date.parse('2026-03-01T09:00:00Z'));
+  expect(() => instantMs('yesterday')).toThrow(/unchecked text/);
 });
