@@ -3,6 +3,8 @@ import { wallRanges } from './transitions';
 import { formatLocal, fromWallMs } from './zoned';
 import type { Span } from './resolve';
 
+const DAY_MS = 86_400_000;
+
 /**
  * The gap-filled bucket labels of a window, made in TypeScript on wall-clock time: every bucket whose
  * wall-clock interval meets the wall time the window covers (wallRanges). So a partial first bucket
@@ -15,6 +17,12 @@ export function bucketLabels(unit: BucketUnit, span: Span, tz: string, max: numb
   // An empty window (one wholly before retention, clamped to [cutoff, cutoff)) has no bucket.
   if (span.to <= span.from) return [];
   const def = BUCKETS[unit];
+  // Clearly too many fixed-length buckets is refused before the zone's transitions are looked up (a
+  // weekly Intl probe over the window: milliseconds for years); DST moves the wall span by at most a day.
+  if (!def.calendar) {
+    const step = def.next(0);
+    if ((span.to - span.from - DAY_MS) / step > max + 2) return null;
+  }
   const covered = wallRanges(span.from, span.to, tz);
   const first = def.floor(Math.min(...covered.map((r) => r.start)));
   const end = Math.max(...covered.map((r) => r.end));
