@@ -63,6 +63,8 @@ export interface RouteSpec<Q extends ZodType, B extends ZodType> {
    * 404, a body's 413 and 415), by status: `code: when`. Only for the document.
    */
   refusals?: Readonly<Record<number, string>>;
+  /** Path parameters' schemas for the document, where a plain string or uuid says too little (a closed set). */
+  params?: Record<string, ZodType>;
   handler(ctx: HandlerContext<z.infer<Q>, z.infer<B>>): Promise<RouteResult>;
 }
 
@@ -162,7 +164,7 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
     tags: spec.tag ? [spec.tag] : undefined,
     request: {
       params: params.length
-        ? z.object(Object.fromEntries(params.map((p) => [p, p.endsWith('Id') ? z.string().uuid() : z.string()])))
+        ? z.object(Object.fromEntries(params.map((p) => [p, spec.params?.[p] ?? (p.endsWith('Id') ? z.string().uuid() : z.string())])))
         : undefined,
       query: spec.query instanceof z.ZodObject ? spec.query : undefined,
       body: spec.body ? { content: { 'application/json': { schema: spec.body } } } : undefined,

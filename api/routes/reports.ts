@@ -84,6 +84,7 @@ interface ReportRoute {
   query: Record<string, z.ZodType>;
   response: z.ZodType;
   refusals?: Readonly<Record<number, string>>;
+  params?: Record<string, z.ZodType>;
 }
 
 /** What the report's `meta` holds besides site_id: a window's range, a page, the realtime look-back. */
@@ -99,6 +100,7 @@ const ROUTES: ReportRoute[] = [
   {
     report: 'breakdown', path: '/sites/{siteId}/breakdowns/{dimension}', summary: `Ranked rows by one of: ${DIMENSION_KEYS.join(', ')}`,
     query: { ...WINDOW, ...PAGING, ...FILTER_SHAPE }, response: z.array(BreakdownRow),
+    params: { dimension: z.enum(DIMENSION_KEYS as unknown as [string, ...string[]]) },
     refusals: { 400: 'invalid_request: the message names the parameter; unknown_dimension: details.valid lists the dimensions' },
   },
   { report: 'heatmap', path: '/sites/{siteId}/heatmap', summary: 'Views and visitors by weekday and hour in tz (sparse)', query: { ...WINDOW, channel: opt('one channel') }, response: z.array(HeatmapRow) },
@@ -146,7 +148,7 @@ export default function reportRoutes(r: RouteRegistrar): void {
   for (const route of ROUTES) {
     r.route({
       method: 'get', path: route.path, summary: route.summary, tag: 'analytics', scope: 'analytics:read',
-      query: z.object(route.query), response: route.response, meta: metaOf(route.query),
+      query: z.object(route.query), response: route.response, meta: metaOf(route.query), params: route.params,
       refusals: { ...route.refusals, 503: 'storage_unavailable: the rollup feed failed and recent events are not in the reports yet; see Retry-After' },
       async handler({ app, principal, site, req, params }) {
         const query: Record<string, string | undefined> = singleValued(req.query);

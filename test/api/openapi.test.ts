@@ -103,6 +103,12 @@ test('report parameters are documented as the types they must spell: enums, boun
   expect(params('/sites/{siteId}/realtime/countries').minutes).toMatchObject({ type: 'integer', maximum: 360, default: 30 });
 });
 
+test('the breakdown dimension is documented as its closed set of 16, as the 400 lists them', () => {
+  const dimension = doc.paths['/sites/{siteId}/breakdowns/{dimension}'].get.parameters.find((p: any) => p.in === 'path' && p.name === 'dimension');
+  expect(dimension.schema.enum).toEqual(['path', 'entry_path', 'exit_link', 'file_download', 'hostname', 'referrer', 'channel', 'utm_campaign',
+    'utm_term', 'country', 'region', 'city', 'browser', 'os', 'device', 'goal']);
+});
+
 test("body limits of the spec's Limits table are in the document: list sizes, country codes, funnel windows", () => {
   const body = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
   const settings = body('/sites/{siteId}/settings', 'patch').properties;
