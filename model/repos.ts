@@ -82,6 +82,17 @@ export class Repos {
     return { ...user, role };
   }
 
+  /**
+   * A change to who is in the organisation, or to what a member reaches, in the organisation's turn:
+   * each reads the memberships it depends on inside it. Removing a member while their site access
+   * was being set wrote the member back (the PATCH had read the row before the removal and wrote it
+   * whole after), and a key could then be made for them again; two owners removed at once each saw
+   * the other still there.
+   */
+  inTeamTurn<T>(orgId: string, task: () => Promise<T>): Promise<T> {
+    return this.memberships.exclusive(`org:${orgId}`, task);
+  }
+
   membership(orgId: string, userId: string) {
     return this.memberships.one('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId });
   }
@@ -184,7 +195,11 @@ export class Repos {
    * Removing a member revokes their keys; notes they wrote stay, with the author shown as null. The
    * organisation's last owner cannot be removed (409 last_owner): nobody could then manage its team.
    */
-  async removeUser(orgId: string, userId: string): Promise<boolean> {
+  removeUser(orgId: string, userId: string): Promise<boolean> {
+    return this.inTeamTurn(orgId, () => this.removeMember(orgId, userId));
+  }
+
+  private async removeMember(orgId: string, userId: string): Promise<boolean> {
     const m = await this.membership(orgId, userId);
     if (!m) return false;
     if (m.role === 'owner') {

@@ -58,17 +58,22 @@ export default function teamRoutes(r: RouteRegistrar): void {
     tag: 'team', scope: 'team:write', body: SiteAccessBody, response: Access,
     refusals: { 409: 'last_owner: an owner reaches every site and cannot be scoped' },
     async handler({ app, principal, params, body }) {
-      const member = await byPathId(params.userId, 'team member', (id) => app.repos.membership(principal.orgId, id.toLowerCase()));
-      if (member.role === 'owner') throw conflict('last_owner', 'An owner always reaches every site and cannot be scoped.');
-      await requireOutranks(app, principal, member.role);
-      const ids = [...new Set(body.site_ids.map((s) => s.toLowerCase()))];
-      const own = new Set((await app.repos.listSites(principal.orgId)).map((s) => s.id));
-      const foreign = ids.find((id) => !own.has(id));
-      if (foreign) throw invalidRequest(`site_ids: "${foreign}" is not a site of this account`, { site_id: foreign });
-      requireGrantable(principal, ids);
-      await app.repos.memberships.put({ ...member, all_sites: ids.length ? 0 : 1, site_ids: ids });
+      // The member is read and written in the team's turn: read before a removal and written after
+      // it, the whole row brought the removed member back.
+      const data = await app.repos.inTeamTurn(principal.orgId, async () => {
+        const member = await byPathId(params.userId, 'team member', (id) => app.repos.membership(principal.orgId, id.toLowerCase()));
+        if (member.role === 'owner') throw conflict('last_owner', 'An owner always reaches every site and cannot be scoped.');
+        await requireOutranks(app, principal, member.role);
+        const ids = [...new Set(body.site_ids.map((s) => s.toLowerCase()))];
+        const own = new Set((await app.repos.listSites(principal.orgId)).map((s) => s.id));
+        const foreign = ids.find((id) => !own.has(id));
+        if (foreign) throw invalidRequest(`site_ids: "${foreign}" is not a site of this account`, { site_id: foreign });
+        requireGrantable(principal, ids);
+        await app.repos.memberships.put({ ...member, all_sites: ids.length ? 0 : 1, site_ids: ids });
+        return { user_id: member.user_id, sites: ids.length ? ids : null };
+      });
       // meta is {} on this endpoint, as the spec says.
-      return { data: { user_id: member.user_id, sites: ids.length ? ids : null }, meta: {} };
+      return { data, meta: {} };
     },
   });
 }

@@ -79,10 +79,12 @@ export const COMMANDS: Record<string, AdminCommand> = {
     async run(ctx, a) {
       await requireOrg(ctx, a.org);
       const email = a.email.toLowerCase();
-      const memberIds = (await ctx.repos.memberships.select('org_id = {o:UUID}', { o: a.org })).map((m) => m.user_id);
-      const taken = memberIds.length > 0 && (await ctx.repos.users.one('email = {e:String} AND id IN {ids:Array(UUID)}', { e: email, ids: memberIds }));
-      if (taken) throw new AppError(409, 'conflict', `${email} is already a member of this organisation`);
-      const u = await ctx.repos.createUser(a.org, email, a.role as 'owner');
+      const u = await ctx.repos.inTeamTurn(a.org, async () => {
+        const memberIds = (await ctx.repos.memberships.select('org_id = {o:UUID}', { o: a.org })).map((m) => m.user_id);
+        const taken = memberIds.length > 0 && (await ctx.repos.users.one('email = {e:String} AND id IN {ids:Array(UUID)}', { e: email, ids: memberIds }));
+        if (taken) throw new AppError(409, 'conflict', `${email} is already a member of this organisation`);
+        return ctx.repos.createUser(a.org, email, a.role as 'owner');
+      });
       return { id: u.id, email: u.email, role: u.role };
     },
   }),
@@ -130,12 +132,16 @@ export const COMMANDS: Record<string, AdminCommand> = {
     }),
     async run(ctx, a) {
       await requireOrg(ctx, a.org);
-      if (!(await ctx.repos.membership(a.org, a.user))) throw invalidRequest('--user is not a member of --org');
       const own = new Set((await ctx.repos.listSites(a.org)).map((s) => s.id));
       const foreign = a.sites.find((s) => !own.has(s));
       if (foreign) throw invalidRequest(`--sites: ${foreign} is not a site of this organisation`);
-      const { row, token } = await ctx.repos.createKey({
-        org_id: a.org, user_id: a.user, name: a.name, scopes: a.scopes as Scope[], site_ids: a.sites, expires_at: a['expires-at'],
+      // In the team's turn: a user remove running meanwhile revokes the keys it lists, so this one
+      // must exist before it lists them or see the member gone.
+      const { row, token } = await ctx.repos.inTeamTurn(a.org, async () => {
+        if (!(await ctx.repos.membership(a.org, a.user))) throw invalidRequest('--user is not a member of --org');
+        return ctx.repos.createKey({
+          org_id: a.org, user_id: a.user, name: a.name, scopes: a.scopes as Scope[], site_ids: a.sites, expires_at: a['expires-at'],
+        });
       });
       return { id: row.id, token, scopes: row.scopes, sites: row.all_sites ? null : row.site_ids, expires_at: chToIso(row.expires_at) };
     },

@@ -136,3 +136,32 @@ test('access is set from above: owner over admin and member, admin over member; 
   // An owner stays 409 last_owner whoever asks.
   expect((await access(t.userId, { site_ids: [s1] }, asMember.token)).status).toBe(409);
 });
+
+test('a member removed while their site access is being set stays removed, and no key can be made for them', async () => {
+  const [s1] = t.siteIds;
+  // Many rounds: the removal must land between the PATCH's read and its write to show the race.
+  for (let round = 0; round < 6; round++) {
+    const leaver = (await svc.admin<{ id: string }>('user create', { org: t.orgId, email: `leaver-${round}@example.com`, role: 'member' })).id;
+    const [patched, removed] = await Promise.allSettled([
+      access(leaver, { site_ids: round % 2 ? [] : [s1] }),
+      svc.admin('user remove', { org: t.orgId, user: leaver }),
+    ]);
+    expect(removed).toEqual({ status: 'fulfilled', value: { id: leaver, removed: true } });
+    // The PATCH either ran first (200, then removed) or found nobody (404): never a member brought back.
+    expect([200, 404]).toContain(patched.status === 'fulfilled' ? patched.value.status : 0);
+    const team = (await svc.api('GET', '/team', { token: t.token })).body.data.map((m: { user_id: string }) => m.user_id);
+    expect(team).not.toContain(leaver);
+    await expect(svc.admin('key create', { org: t.orgId, user: leaver })).rejects.toMatchObject({ status: 400 });
+  }
+});
+
+test('two owners removed at once: one is removed, the other is kept as the last owner', async () => {
+  const other = await svc.tenant();
+  const second = (await svc.admin<{ id: string }>('user create', { org: other.orgId, email: 'co-owner@example.com', role: 'owner' })).id;
+  const results = await Promise.allSettled([
+    svc.admin('user remove', { org: other.orgId, user: other.userId }),
+    svc.admin('user remove', { org: other.orgId, user: second }),
+  ]);
+  expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { status: 409, code: 'last_owner' } });
+});
