@@ -135,7 +135,8 @@ export default function alertsRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'get', path: '/sites/{siteId}/alerts/{alertId}/firings', summary: 'When the alert fired, newest first',
-    tag: 'alerts', scope: 'alerts:read', query: pagingQuery, response: z.array(FiringOut), meta: { page: PageMeta },
+    // A firing carries the figure measured (visitors, revenue, ...): reading it needs analytics:read too.
+    tag: 'alerts', scope: 'alerts:read', alsoScope: 'analytics:read', query: pagingQuery, response: z.array(FiringOut), meta: { page: PageMeta },
     async handler({ app, site, params, query }) {
       const alert = await findAlert(app, site, params.alertId);
       return paged((await new AlertsRepo(app.store).firings(site.id, alert.id, query)).map(firingOut), query);

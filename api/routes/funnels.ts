@@ -82,7 +82,8 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
   r.route({
     method: 'get', path: '/sites/{siteId}/funnels/{funnelId}/report',
     summary: 'Visitors per funnel step with conversion from the first and the previous step', tag: 'funnels',
-    scope: 'funnels:read', query: ReportQuery, response: ReportOut, meta: { range: RangeMeta },
+    // Figures need analytics:read as every report does (docs/AUTH.md); the funnel it reports on, funnels:read.
+    scope: 'analytics:read', alsoScope: 'funnels:read', query: ReportQuery, response: ReportOut, meta: { range: RangeMeta },
     async handler({ app, principal, site, params, query: asked }) {
       const query = await spelledZone(app.store, asked);
       const funnel = funnelOut(await findFunnel(app, site, params.funnelId));

@@ -45,7 +45,8 @@ export default function shareRoutes(r: RouteRegistrar): void {
   });
 
   r.route({
-    method: 'get', path: '/sites/{siteId}/share', summary: 'The share board', tag: 'share', scope: 'settings:read',
+    // Its url opens the board's figures to whoever holds it: reading it needs analytics:read, as publishing does.
+    method: 'get', path: '/sites/{siteId}/share', summary: 'The share board', tag: 'share', scope: 'settings:read', alsoScope: 'analytics:read',
     response: ShareOut, refusals: { 404: NO_BOARD },
     async handler({ app, site }) {
       const row = await new ShareRepo(app.store).get(site.id);

@@ -39,7 +39,8 @@ export default function widgetRoutes(r: RouteRegistrar): void {
   });
 
   r.route({
-    method: 'get', path: '/sites/{siteId}/widget', summary: 'The embeddable widget', tag: 'widget', scope: 'settings:read',
+    // Its url opens the card's figures to whoever holds it: reading it needs analytics:read, as publishing does.
+    method: 'get', path: '/sites/{siteId}/widget', summary: 'The embeddable widget', tag: 'widget', scope: 'settings:read', alsoScope: 'analytics:read',
     response: WidgetOut, refusals: { 404: NO_WIDGET },
     async handler({ app, site }) {
       const row = await new WidgetRepo(app.store).get(site.id);

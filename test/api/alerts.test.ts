@@ -129,14 +129,17 @@ test('PATCH edits; switching away from goal clears goal_name; scopes are alerts:
 
   const reader = await s.key({ scopes: ['alerts:read'] });
   expect((await svc.api('GET', path(s), { token: reader.token })).body.data).toHaveLength(1);
-  expect((await svc.api('GET', `${path(s)}/${created.id}/firings`, { token: reader.token })).status).toBe(200);
+  // Firings carry the figures measured: analytics:read too.
+  expect((await svc.api('GET', `${path(s)}/${created.id}/firings`, { token: reader.token })).status).toBe(403);
+  const watcher = await s.key({ scopes: ['alerts:read', 'analytics:read'] });
+  expect((await svc.api('GET', `${path(s)}/${created.id}/firings`, { token: watcher.token })).status).toBe(200);
   expect((await svc.api('PATCH', `${path(s)}/${created.id}`, { token: reader.token, body: { enabled: false } })).status).toBe(403);
   const analyst = await s.key({ scopes: ['analytics:read'] });
   expect((await svc.api('GET', path(s), { token: analyst.token })).status).toBe(403);
 });
 
 test('list pages with measured has_more; delete removes; an alert is reached only through its site', async () => {
-  const s = await svc.tenant({ scopes: ['alerts:write'], sites: 2 });
+  const s = await svc.tenant({ scopes: ['alerts:write', 'analytics:read'], sites: 2 });
   const ids: string[] = [];
   for (const n of ['a', 'b', 'c']) ids.push((await svc.api('POST', path(s), { token: s.token, body: { ...signups, name: n } })).body.data.id);
   const page = await svc.api('GET', `${path(s)}?limit=2&offset=1`, { token: s.token });

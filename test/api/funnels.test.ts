@@ -5,7 +5,7 @@ let svc: TestService;
 let t: Tenant;
 beforeAll(async () => {
   svc = await startTestService();
-  t = await svc.tenant({ scopes: ['funnels:write'] });
+  t = await svc.tenant({ scopes: ['funnels:write', 'analytics:read'] });
 });
 afterAll(() => svc.stop());
 
@@ -101,7 +101,7 @@ test('a glob step that starts with * is kept as given, so **/pricing still reach
 });
 
 test('list is paged with a measured has_more; get, edit and delete work; funnels:read cannot write', async () => {
-  const s = await svc.tenant({ scopes: ['funnels:write'] });
+  const s = await svc.tenant({ scopes: ['funnels:write', 'analytics:read'] });
   const path = `/sites/${s.siteId}/funnels`;
   const ids: string[] = [];
   for (const n of ['one', 'two', 'three']) ids.push((await svc.api('POST', path, { token: s.token, body: { ...signup, name: n } })).body.data.id);
@@ -122,6 +122,11 @@ test('list is paged with a measured has_more; get, edit and delete work; funnels
   expect((await svc.api('DELETE', `${path}/${ids[1]}`, { token: reader.token })).status).toBe(403);
   const analyst = await s.key({ scopes: ['analytics:read'] });
   expect((await svc.api('GET', path, { token: analyst.token })).status).toBe(403);
+  // The report's figures need analytics:read as every report does, and the funnel it reports on funnels:read.
+  expect((await svc.api('GET', `${path}/${ids[0]}/report`, { token: reader.token })).status).toBe(403);
+  expect((await svc.api('GET', `${path}/${ids[0]}/report`, { token: analyst.token })).status).toBe(403);
+  const both = await s.key({ scopes: ['funnels:read', 'analytics:read'] });
+  expect((await svc.api('GET', `${path}/${ids[0]}/report`, { token: both.token })).status).toBe(200);
 
   const del = await svc.api('DELETE', `${path}/${ids[1]}`, { token: s.token });
   expect(del.body.data).toEqual({ id: ids[1], deleted: true });
@@ -158,7 +163,7 @@ test('a repeated report parameter is refused in the analytics reports\' words, n
 });
 
 test('period=all on a site without data starts at today\'s midnight, as the analytics reports\' does', async () => {
-  const empty = await svc.tenant({ scopes: ['funnels:write'] });
+  const empty = await svc.tenant({ scopes: ['funnels:write', 'analytics:read'] });
   const id = (await svc.api('POST', `/sites/${empty.siteId}/funnels`, { token: empty.token, body: signup })).body.data.id;
   const res = await svc.api('GET', `/sites/${empty.siteId}/funnels/${id}/report?period=all&tz=Asia/Tokyo`, { token: empty.token });
   expect(res.status).toBe(200);

@@ -100,11 +100,13 @@ test.each([
 test('settings:read reads, settings:write writes, others are refused; a key never opens a card', async () => {
   const s = await svc.tenant({ scopes: ['settings:write', 'analytics:read'] });
   await put(s, {});
-  const reader = await s.key({ scopes: ['settings:read'] });
+  const reader = await s.key({ scopes: ['settings:read', 'analytics:read'] });
   expect((await get(s, reader.token)).status).toBe(200);
   expect((await put(s, {}, reader.token)).status).toBe(403);
   const analyst = await s.key({ scopes: ['analytics:read'] });
   expect((await get(s, analyst.token)).status).toBe(403);
+  // Its url opens the card's figures: settings:read alone does not get it.
+  expect((await get(s, (await s.key({ scopes: ['settings:read'] })).token)).status).toBe(403);
   // Switching a widget on publishes analytics: settings:write alone may not.
   expect((await put(s, { enabled: true }, (await s.key({ scopes: ['settings:write'] })).token)).status).toBe(403);
   expect((await card(s.token)).status).toBe(404);

@@ -18,7 +18,7 @@ const line = (ts: string, visitor: string, name = 'pageview') =>
 beforeAll(async () => {
   setClock('2026-06-01T09:00:00Z');
   svc = await startTestService();
-  t = await svc.tenant({ scopes: ['alerts:write'] });
+  t = await svc.tenant({ scopes: ['alerts:write', 'analytics:read'] });
   const lines = [
     // 10:00-11:00: five visitors, two of them sign up.
     ...[1, 2, 3, 4, 5].map((v) => line(`2026-06-01T10:${String(5 + v * 5).padStart(2, '0')}:00Z`, `a${v}`)),
@@ -45,7 +45,7 @@ beforeAll(async () => {
   await create('off', { trigger_type: 'visitors_spike', threshold: 1, enabled: false });
   // Made by a member who then leaves: the alert stays the site's and keeps firing.
   const member = await svc.admin<{ id: string }>('user create', { org: t.orgId, email: `gone-${Date.now()}@example.com`, role: 'member' });
-  const key = await t.key({ scopes: ['alerts:write'], userId: member.id });
+  const key = await t.key({ scopes: ['alerts:write', 'analytics:read'], userId: member.id });
   await create('orphan', { trigger_type: 'visitors_spike', threshold: 4 }, key.token);
   await svc.admin('user remove', { org: t.orgId, user: member.id });
 });
@@ -149,7 +149,7 @@ test('an alert made after the minute boundary is first measured at the next one 
  * fell silent once someone defined a goal for it).
  */
 test('a goal alert counts its completions whatever goal relabels the event, and in any case of a goal name', async () => {
-  const u = await svc.tenant({ scopes: ['alerts:write', 'goals:write'] });
+  const u = await svc.tenant({ scopes: ['alerts:write', 'goals:write', 'analytics:read'] });
   const buys = [10, 20, 30].map((m) => JSON.stringify({ ts: `2026-06-01T15:${m}:00Z`, name: 'purchase', url: `https://${u.domain}/`, visitor: 'p', user_agent: UA }));
   expect(await svc.admin('events import', { site: u.siteId }, buys.join('\n'))).toMatchObject({ imported: 3 });
   const goal = await svc.api('POST', '/goals', { token: u.token, body: { site_id: u.siteId, name: 'Revsig', kind: 'event', event_name: 'purchase' } });

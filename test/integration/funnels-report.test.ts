@@ -28,7 +28,7 @@ const payment = (id: string, visitor: string, status: string, minutes: number) =
 beforeAll(async () => {
   setClock('2026-03-05T12:00:00Z');
   svc = await startTestService();
-  t = await svc.tenant({ scopes: ['funnels:write', 'goals:write'] });
+  t = await svc.tenant({ scopes: ['funnels:write', 'goals:write', 'analytics:read'] });
   const lines = [
     view('v1', '/pricing', 0), goal('v1', 'Signup', 10),
     view('v2', '/pricing', 0), goal('v2', 'Signup', 30),
