@@ -19,6 +19,20 @@ function authorizationHeaders(raw: string[]): number {
   return n;
 }
 
+/**
+ * Whether the request reached us over HTTPS. Behind a trusted proxy that is the proxy's word, and the
+ * word is the LAST X-Forwarded-Proto value: a proxy that appends rather than replaces the header puts
+ * its own after whatever the client sent, so the first value (what Express's req.secure reads) let a
+ * plain-HTTP client claim `https` with its key in clear. Schemes are compared in any case (RFC 3986).
+ */
+function servedOverHttps(req: Request): boolean {
+  const tls = (req.socket as { encrypted?: boolean }).encrypted === true;
+  const trusted = req.app.get('trust proxy fn') as (addr: string | undefined, i: number) => boolean;
+  const header = req.headers['x-forwarded-proto'];
+  if (typeof header !== 'string' || !trusted(req.socket.remoteAddress, 0)) return tls;
+  return header.slice(header.lastIndexOf(',') + 1).trim().toLowerCase() === 'https';
+}
+
 function requestId(req: Request, res: Response, next: NextFunction) {
   const incoming = req.headers['x-request-id'];
   const id = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : randomUUID();
@@ -55,7 +69,7 @@ export function createApp(ctx: AppContext): express.Express {
     next();
   });
   // Plain HTTP is refused, never redirected: a redirect would already have leaked the key.
-  api.use((req, _res, next) => next(req.secure ? undefined : new AppError(403, 'https_required', 'The API is served over HTTPS only.')));
+  api.use((req, _res, next) => next(servedOverHttps(req) ? undefined : new AppError(403, 'https_required', 'The API is served over HTTPS only.')));
   api.get('/openapi.json', (_req, res) => void res.json(openApiDocument()));
   api.use(async (req, res, next) => {
     try {

@@ -96,6 +96,19 @@ describe('TALLY_TRUST_PROXY', () => {
     expect((await request('GET', url, { token: t.token })).status).toBe(403);
     expect((await request('GET', url, { token: t.token, headers: { 'x-forwarded-proto': 'http' } })).status).toBe(403);
   });
+
+  test("the proxy's own word is the last X-Forwarded-Proto value, read in any case", async () => {
+    const t = await proxied.tenant();
+    const plain = `${proxied.plainBase}/api/v1/sites`;
+    // A proxy that appends its scheme after a client's forged one: the client is on plain HTTP.
+    for (const forged of [['https', 'http'], ['https, http']]) {
+      const res = await request('GET', plain, { token: t.token, headers: { 'x-forwarded-proto': forged } });
+      expect([res.status, res.body.error?.code]).toEqual([403, 'https_required']);
+    }
+    expect((await request('GET', plain, { token: t.token, headers: { 'x-forwarded-proto': 'http, https' } })).status).toBe(200);
+    expect((await request('GET', plain, { token: t.token, headers: { 'x-forwarded-proto': 'HTTPS' } })).status).toBe(200);
+    expect((await request('GET', `${proxied.base}/api/v1/sites`, { token: t.token, headers: { 'x-forwarded-proto': 'Https' } })).status).toBe(200);
+  });
 });
 
 describe('TLS', () => {
