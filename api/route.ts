@@ -47,6 +47,11 @@ export interface RouteSpec<Q extends ZodType, B extends ZodType> {
    * to anyone with the link, so settings:write alone must not publish what analytics:read guards.
    */
   alsoScope?: Scope;
+  /**
+   * The route needs a key that reaches every site (creating a site): checked with the scopes, before
+   * the body is read, so a confined key is told 403 whatever it sent (docs/AUTH.md order).
+   */
+  everySite?: { refusal: string };
   query?: Q;
   body?: B;
   /** The `data` payload schema, for the document. */
@@ -112,6 +117,7 @@ export interface RouteInfo {
   path: string;
   scope?: Scope;
   alsoScope?: Scope;
+  everySite?: boolean;
 }
 
 // Keyed by "method path": a process may build several apps (tests), each registering the same routes.
@@ -148,7 +154,7 @@ const errorResponse = (description: string) => ({
 function register(spec: RouteSpec<ZodType, ZodType>): void {
   const id = `${spec.method} ${spec.path}`;
   if (registered.has(id)) return;
-  registered.set(id, { method: spec.method, path: spec.path, scope: spec.scope, alsoScope: spec.alsoScope });
+  registered.set(id, { method: spec.method, path: spec.path, scope: spec.scope, alsoScope: spec.alsoScope, everySite: !!spec.everySite });
   if (!pathPatterns.has(spec.path)) pathPatterns.set(spec.path, pathPattern(spec.path));
   const params = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const isWrite = spec.method !== 'get';
@@ -208,6 +214,7 @@ export class RouteRegistrar {
         const principal = res.locals.principal as Principal;
         requireScope(principal, spec.scope);
         requireScope(principal, spec.alsoScope);
+        if (spec.everySite && principal.sites !== 'all') throw new AppError(403, 'forbidden', spec.everySite.refusal);
         const site = req.params.siteId !== undefined ? await requireSite(app.repos, principal, String(req.params.siteId)) : undefined;
         const query = spec.query ? parse(spec.query, singleValued(req.query), 'query') : (undefined as z.infer<Q>);
         if (spec.body) await readBody(req, res);

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { isValidTimeZone } from '../../core/time';
-import { AppError } from '../../core/errors';
 import type { Site } from '../../core/domain';
 import { canReach } from '../auth';
 import { PageMeta, Timestamp } from '../openapi';
@@ -38,12 +37,12 @@ export default function sitesRoutes(r: RouteRegistrar): void {
 
   r.route({
     method: 'post', path: '/sites', summary: 'Create a site', tag: 'sites', scope: 'sites:write', status: 201,
+    // A key confined on purpose (its own --sites, or its holder's site access) could add org-wide
+    // sites it then cannot see, and the API deletes none: creating sites needs every site's reach.
+    everySite: { refusal: 'This key reaches named sites only; creating a site needs a key that reaches every site.' },
     body: CreateSite, response: SiteOut, meta: { site_id: z.string().uuid() },
     refusals: { 403: 'forbidden: the key (or its holder) is confined to named sites', 409: DOMAIN_TAKEN },
     async handler({ app, principal, body }) {
-      // A key confined on purpose (its own --sites, or its holder's site access) could add org-wide
-      // sites it then cannot see, and the API deletes none: creating sites needs every site's reach.
-      if (principal.sites !== 'all') throw new AppError(403, 'forbidden', 'This key reaches named sites only; creating a site needs a key that reaches every site.');
       const site = await app.repos.createSite({ org_id: principal.orgId, ...body, timezone: await siteZone(app.store, body.timezone) });
       return { data: siteOut(site), meta: { site_id: site.id } };
     },

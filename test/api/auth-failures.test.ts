@@ -56,16 +56,32 @@ test('two Authorization headers are one unusable credential (401), whichever hol
 test('a path that exists under another method is 405 with Allow; a path that does not is 404', async () => {
   const put = await svc.api('PUT', '/sites', { token: t.token, body: {} });
   expect(put.status).toBe(405);
-  expect(put.headers.allow).toBe('GET, POST');
-  expect(put.body.error).toEqual({ code: 'method_not_allowed', message: 'PUT is not a method of this endpoint; it allows GET, POST.' });
+  // HEAD is listed wherever GET is: every GET route answers it.
+  expect(put.headers.allow).toBe('GET, HEAD, POST');
+  expect(put.body.error).toEqual({ code: 'method_not_allowed', message: 'PUT is not a method of this endpoint; it allows GET, HEAD, POST.' });
   const post = await svc.api('POST', `/sites/${t.siteId}/overview`, { token: t.token, body: {} });
-  expect([post.status, post.headers.allow]).toEqual([405, 'GET']);
+  expect([post.status, post.headers.allow]).toEqual([405, 'GET, HEAD']);
+  expect((await svc.api('HEAD', `/sites/${t.siteId}/overview`, { token: t.token })).status).toBe(200);
+  // The document is a GET like any other path: another method is 405, not 404.
+  const doc = await svc.api('POST', '/openapi.json', { token: t.token, body: {} });
+  expect([doc.status, doc.headers.allow]).toEqual([405, 'GET, HEAD']);
   expect((await svc.api('GET', `/sites/${t.siteId}/nothing`, { token: t.token })).status).toBe(404);
   // Express routes ignore case (GET /SITES is GET /sites), so another method there is 405 too.
   expect((await svc.api('GET', '/SITES', { token: t.token })).status).toBe(200);
   expect([(await svc.api('DELETE', '/SITES', { token: t.token })).status]).toEqual([405]);
   // Authentication still comes first: no token learns nothing of the routes.
   expect((await request('PUT', `${svc.base}/api/v1/sites`)).status).toBe(401);
+});
+
+test('a path segment that is not valid percent-encoding: in the site\'s place the same 403 as any site id that is not a uuid, elsewhere a 400 naming it', async () => {
+  const notUuid = await svc.api('GET', '/sites/nope/settings', { token: t.token });
+  const bad = await svc.api('GET', '/sites/%E0%A4%A/settings', { token: t.token });
+  expect([bad.status, bad.body]).toEqual([403, notUuid.body]);
+  expect(bad.body.error.code).toBe('forbidden');
+  const funnel = await svc.api('GET', `/sites/${t.siteId}/funnels/%ZZ`, { token: t.token });
+  expect([funnel.status, funnel.body.error.code, funnel.body.error.message]).toEqual([400, 'invalid_request', 'path: "%ZZ" is not valid percent-encoding']);
+  // Authentication still comes first.
+  expect((await request('GET', `${svc.base}/api/v1/sites/%E0%A4%A/settings`)).status).toBe(401);
 });
 
 test('successful authentications spend nothing of the address budget', async () => {

@@ -87,6 +87,9 @@ test('POST /sites needs a key that reaches every site: a confined one would make
   const res = await svc.api('POST', '/sites', { token: confined.token, body: { domain: 'confined.example.com' } });
   expect(res.status).toBe(403);
   expect(res.body.error).toEqual({ code: 'forbidden', message: 'This key reaches named sites only; creating a site needs a key that reaches every site.' });
+  // Refused before its body is read (docs/AUTH.md: reach before parsing), whatever it sent.
+  const bad = await svc.api('POST', '/sites', { token: confined.token, body: { domain: '' } });
+  expect([bad.status, bad.body]).toEqual([403, res.body]);
   expect((await svc.api('POST', '/sites', { token: t.token, body: { domain: 'confined.example.com' } })).status).toBe(201); // nothing was made
 });
 
