@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { logger } from '../core/logger';
 import type { GenerationSource } from '../model/auth-cache';
 import type { RedisHandle } from './redis';
@@ -9,6 +10,14 @@ import type { RedisHandle } from './redis';
  * before a writer's INCR could hand the old generation to a request that started after it.
  * While Redis is down `current()` answers null and the caches are bypassed.
  */
+/**
+ * A missing counter (first use, or Redis restarted empty) starts at a random value, never at 0: a
+ * counter that restarted from 0 could climb back to a value a process saw before the loss, and that
+ * process would keep serving what it cached then (a revoked key, an old reach) until the TTL.
+ */
+const randomStart = () => String(randomInt(2 ** 47));
+const BUMP = "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end return redis.call('INCR', KEYS[1])";
+
 export class RedisGeneration implements GenerationSource {
   private readonly key: string;
 
@@ -18,15 +27,21 @@ export class RedisGeneration implements GenerationSource {
 
   current(): Promise<string | null> {
     if (!this.redis.isUp()) return Promise.resolve(null);
-    return this.redis.client.get(this.key).then((v) => v ?? '0', () => null);
+    return this.redis.client.get(this.key).then((v) => v ?? this.start()).catch(() => null);
   }
 
   async bump(): Promise<void> {
     try {
-      await this.redis.client.incr(this.key);
+      await this.redis.client.eval(BUMP, 1, this.key, randomStart());
     } catch (err) {
       // Other processes keep their entries until the TTL runs out; say so loudly.
       logger.warn({ err: (err as Error).message }, 'could not announce a metadata change to other processes');
     }
+  }
+
+  /** The counter where there is none: set only if still missing, so racing processes agree. */
+  private async start(): Promise<string | null> {
+    await this.redis.client.set(this.key, randomStart(), 'NX');
+    return (await this.redis.client.get(this.key)) ?? null;
   }
 }

@@ -45,6 +45,30 @@ test('a write announced by one process drops the other process entries before it
   expect(src.loads()).toBe(2);
 });
 
+test('a counter lost with Redis\'s data restarts at a random value, so no process sees its old generation again', async () => {
+  const a = new AuthCache(new RedisGeneration(redis));
+  const b = new AuthCache(new RedisGeneration(redis));
+  const key = `${redis.prefix}:meta-generation`;
+  await redis.client.del(key);
+  const db = { v: 'cached before the loss' };
+  const src = counter(db);
+  await a.invalidate();
+  expect((await b.key('h', src.load))?.principal.keyId).toBe('cached before the loss');
+  const seen = await redis.client.get(key);
+  expect(seen).not.toBe('1'); // a missing counter does not start at 0
+  // Redis restarts empty; as many writes happen elsewhere as before: a counter from 0 would read the same again.
+  await redis.client.del(key);
+  db.v = 'written after the loss';
+  await a.invalidate();
+  expect(await redis.client.get(key)).not.toBe(seen);
+  expect((await b.key('h', src.load))?.principal.keyId).toBe('written after the loss');
+  // A reader that finds no counter starts one too, at random, and every reader then agrees on it.
+  await redis.client.del(key);
+  const first = await new RedisGeneration(redis).current();
+  expect(first).not.toBe('0');
+  expect(await new RedisGeneration(redis).current()).toBe(first);
+});
+
 test('a load that raced with an invalidation is not kept', async () => {
   const cache = new AuthCache(new RedisGeneration(redis));
   const db = { v: 'old' };
