@@ -182,6 +182,10 @@ async function listen(server: http.Server, portVar: string, port: number, host: 
       new Promise<void>((resolve) => {
         const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
         cut.unref();
+        // Connections still open (a forwarder's keep-alive) are told to go with their next answer;
+        // otherwise a busy one kept sending until the cut, and the requests it cut were stored but
+        // never acknowledged (a retry would count them twice).
+        server.prependListener('request', (_req, res: http.ServerResponse) => void (res.shouldKeepAlive = false));
         server.close(() => {
           clearTimeout(cut);
           resolve();

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import https from 'node:https';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -269,5 +270,31 @@ describe('graceful shutdown', () => {
     await stopped;
     expect(res.status).toBe(200);
     expect(res.body.data).toBe('finished');
+  });
+
+  test('after shutdown begins, answers on a kept-alive connection say Connection: close, so busy clients leave at once', async () => {
+    const s = await startTestService();
+    const t = await s.tenant();
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+    const get = (p: string) => new Promise<{ status: number; connection?: string; body: string }>((resolve, reject) => {
+      https.get(`${s.base}/api/v1${p}`, { agent, headers: { authorization: `Bearer ${t.token}` } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }));
+      }).on('error', reject);
+    });
+    expect((await get('/sites')).connection).toBe('keep-alive');
+    const inflight = get('/test-only/slow'); // holds the one socket while shutdown begins
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const began = Date.now();
+    const stopped = s.stop();
+    expect((await inflight).status).toBe(200);
+    // The client sends its next request on the same connection: answered, and told to go.
+    const next = await get('/sites');
+    expect([next.status, next.connection]).toEqual([200, 'close']);
+    await stopped;
+    // Without the close the connection stayed open until the 10 s cut.
+    expect(Date.now() - began).toBeLessThan(5000);
+    agent.destroy();
   });
 });
