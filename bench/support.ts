@@ -15,7 +15,7 @@ export type AdminRun = (cmd: string, args: Record<string, string>) => Promise<an
 
 /** The admin commands of the CLI, run in-process against `ctx` (same validation as the socket). */
 export function adminRunner(ctx: AppContext): AdminRun {
-  return (cmd, args) => COMMANDS[cmd].run(ctx, COMMANDS[cmd].args.parse(args), undefined as never) as Promise<unknown>;
+  return (cmd, args) => COMMANDS[cmd].run(ctx, COMMANDS[cmd].args.parse(args), undefined as never, new AbortController().signal) as Promise<unknown>;
 }
 
 /** The whole service in this process on a fresh data directory, ports chosen by the kernel, no rate limit. */

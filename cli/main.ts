@@ -24,6 +24,19 @@ function parse(text: string): unknown {
   }
 }
 
+/** Why the server could not be reached or answer, with what the operator should do about it. */
+function unreachable(command: string, code: string): string {
+  // A connection cut mid-command is a server going away (a shutdown), not one that is not running.
+  if (code === 'ECONNRESET' || code === 'EPIPE') {
+    const after = command === 'events import'
+      ? '; an import cut by a shutdown stored none of its events and can be run again'
+      : '';
+    return `the Tally server closed the connection before answering (${code}): it may be shutting down${after}`;
+  }
+  if (code === 'EACCES') return `no permission to open the admin socket ${socketPath()} (EACCES): run tally as the user the server runs as`;
+  return `cannot reach the Tally server at ${socketPath()} (${code}); is it running?`;
+}
+
 function call(command: string, args: Record<string, string | undefined>, body?: Readable): Promise<void> {
   const qs = new URLSearchParams(Object.entries(args).filter((e): e is [string, string] => e[1] !== undefined));
   return new Promise((resolve) => {
@@ -43,12 +56,7 @@ function call(command: string, args: Record<string, string | undefined>, body?: 
         });
       },
     );
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      // A connection cut mid-command is a server going away (a shutdown), not one that is not running.
-      err.code === 'ECONNRESET' || err.code === 'EPIPE'
-        ? fail('server_unreachable', `the Tally server closed the connection before answering (${err.code}): it may be shutting down; an import cut while its file was being read stored nothing and can be run again`)
-        : fail('server_unreachable', `cannot reach the Tally server at ${socketPath()} (${err.code ?? err.message}); is it running?`),
-    );
+    req.on('error', (err: NodeJS.ErrnoException) => fail('server_unreachable', unreachable(command, err.code ?? err.message)));
     if (body) {
       body.on('error', (err) => fail('invalid_request', `cannot read the file: ${err.message}`));
       body.pipe(req);

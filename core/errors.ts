@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'queue_unavailable'
   | 'overloaded'
   | 'storage_unavailable'
+  | 'shutting_down'
   | 'internal';
 
 export class AppError extends Error {

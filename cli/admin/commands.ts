@@ -18,7 +18,8 @@ import { siteZone } from '../../query/context';
  */
 export interface AdminCommand<A extends z.ZodType = z.ZodType> {
   args: A;
-  run(ctx: AppContext, args: z.infer<A>, body: IncomingMessage): Promise<object>;
+  /** `shutdown` is aborted when the server begins to shut down: a long command stops where it safely can. */
+  run(ctx: AppContext, args: z.infer<A>, body: IncomingMessage, shutdown: AbortSignal): Promise<object>;
 }
 
 /** A required uuid flag; `what` names it in the error (`--site must be a site uuid`). */

@@ -12,10 +12,10 @@ import { addCommands, define, uuid } from './commands';
 addCommands({
   'events import': define({
     args: z.object({ site: uuid('site', 'site uuid') }),
-    async run(ctx, a, body) {
+    async run(ctx, a, body, shutdown) {
       const site = await ctx.repos.getSite(a.site);
       if (!site) throw notFound('site');
-      return importEvents(ctx.store, geoLookup(ctx.config.geoipDb), site, body);
+      return importEvents(ctx.store, geoLookup(ctx.config.geoipDb), site, body, { signal: shutdown });
     },
   }),
 });

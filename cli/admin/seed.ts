@@ -12,10 +12,10 @@ addCommands({
       days: wholeNumber(1, 3650),
       seed: wholeNumber(0, Number.MAX_SAFE_INTEGER).optional().transform((v) => v ?? 1),
     }),
-    async run(ctx, a) {
+    async run(ctx, a, _body, shutdown) {
       const site = await ctx.repos.getSite(a.site);
       if (!site) throw notFound('site');
-      return seedEvents(ctx.store, site, { events: a.events, days: a.days, seed: a.seed });
+      return seedEvents(ctx.store, site, { events: a.events, days: a.days, seed: a.seed }, shutdown);
     },
   }),
 });

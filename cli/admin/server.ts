@@ -27,8 +27,9 @@ export async function startAdminServer(ctx: AppContext, socketPath: string): Pro
   // Flags travel in the query string: a long one (a --sites list of hundreds of uuids, an over-long
   // --name) must reach the command's own check, not Node's 16 KB header limit (431, no flag named).
   const active = new Map<http.IncomingMessage, Promise<void>>();
+  const shutdown = new AbortController();
   const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => {
-    const done = handle(ctx, req, res).finally(() => active.delete(req));
+    const done = handle(ctx, req, res, shutdown.signal).finally(() => active.delete(req));
     active.set(req, done);
   });
   await new Promise<void>((resolve, reject) => {
@@ -43,23 +44,29 @@ export async function startAdminServer(ctx: AppContext, socketPath: string): Pro
     }
   });
   chmodSync(socketPath, 0o600); // an inherited umask cannot widen it either
-  return () => closeAdmin(server, active);
+  return () => {
+    shutdown.abort();
+    return closeAdmin(server, active);
+  };
 }
 
 /**
  * Stop accepting commands. One still receiving its body (an import reading its file) is cut at once:
  * its lines are only staged so far, so it stores nothing and can simply be run again. One whose body
- * is in (an import writing its events) is waited for, so it is never cut half-written, and so is
- * every command's own clean-up: storage closes after them. Before, the
- * close waited for every import to finish, and a shutdown during a long one hit the 20 s limit
- * without the ingest flush having run.
+ * is in (an import writing its events) was told by the aborted signal to stop before its next pass,
+ * which it answers with 503 shutting_down having stored nothing; its last step (the copy into events)
+ * is waited for, so it is never cut half-written, and so is every command's own clean-up: storage
+ * closes after them. Before, the close waited for every import to finish, and a shutdown during a
+ * long one hit the 20 s limit and left the passes already done stored.
  */
 async function closeAdmin(server: http.Server, active: Map<http.IncomingMessage, Promise<void>>): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   for (const req of active.keys()) if (!req.complete) req.socket.destroy();
   server.closeIdleConnections();
   // Every command's own work (a cut import's clean-up included) ends before storage is closed under it.
-  await Promise.allSettled([closed, ...active.values()]);
+  await Promise.allSettled([...active.values()]);
+  server.closeIdleConnections(); // the connections those commands answered on, kept alive by their clients
+  await closed;
 }
 
 /** Whether a server accepts connections on the unix socket at `socketPath`. */
@@ -79,7 +86,7 @@ function flagError(error: z.ZodError): AppError {
   return invalidRequest(message.startsWith('--') ? message : `${flag}: ${message}`);
 }
 
-async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.ServerResponse) {
+async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.ServerResponse, shutdown: AbortSignal) {
   const send = (status: number, body: object) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -91,7 +98,7 @@ async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.Serv
     if (!command || req.method !== 'POST') throw new AppError(404, 'not_found', `unknown command "${name}"`);
     const parsed = command.args.safeParse(Object.fromEntries(url.searchParams));
     if (!parsed.success) throw flagError(parsed.error);
-    send(200, await command.run(ctx, parsed.data, req));
+    send(200, await command.run(ctx, parsed.data, req, shutdown));
   } catch (err) {
     if (err instanceof AppError) return send(err.status, err.toBody());
     logger.error({ err }, 'admin command failed');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AppError } from '../../core/errors';
 import type { Readable } from 'node:stream';
 import { rollupFeeder } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
@@ -30,8 +31,19 @@ const MAX_REPORTED = 10;
 const derivedVisitor = (siteId: string, e: ImportedEvent) =>
   e.visitor !== undefined ? visitorIdFor(siteId, e.visitor) : hash64('ip-ua', siteId, e.input.ip ?? '', e.input.userAgent ?? '');
 
+/**
+ * `signal`: the server is shutting down. The import stops before its next pass and stores nothing
+ * (its passes write to import_output; only the last step copies them into events, and that step is
+ * waited for). `afterPass` runs after each pass (tests cut an import there).
+ */
+export interface ImportOptions {
+  linesPerPass?: number;
+  signal?: AbortSignal;
+  afterPass?: (pass: number) => void;
+}
+
 export async function importEvents(
-  store: Store, geo: GeoLookup, site: SiteRef, body: Readable, opts: { linesPerPass?: number } = {},
+  store: Store, geo: GeoLookup, site: SiteRef, body: Readable, opts: ImportOptions = {},
 ): Promise<ImportResult> {
   const linesPerPass = opts.linesPerPass ?? LINES_PER_PASS;
   const importId = randomUUID();
@@ -69,26 +81,34 @@ export async function importEvents(
     }
     await store.insert('import_staging', chunk);
     if (result.imported > 0) {
-      const feeder = rollupFeeder(store);
-      const write = async () => {
-        // Lines with an explicit session go last: inserted earlier, they would be read back as a
-        // visitor's stored events by a later pass over that visitor's other lines.
-        for (const [explicit, lines] of [[false, result.imported - explicitLines], [true, explicitLines]] as const) {
-          const passes = Math.ceil(lines / linesPerPass);
-          for (let pass = 0; pass < passes; pass++) {
-            await store.command(sessionizeSql(store), { imp: importId, site: site.id, explicit, passes, pass });
-          }
+      let done = 0;
+      for (const [explicit, lines] of [[false, result.imported - explicitLines], [true, explicitLines]] as const) {
+        const passes = Math.ceil(lines / linesPerPass);
+        for (let pass = 0; pass < passes; pass++) {
+          if (opts.signal?.aborted) throw cutByShutdown();
+          await store.command(sessionizeSql(store), { imp: importId, site: site.id, explicit, passes, pass });
+          opts.afterPass?.(++done);
         }
-      };
-      await feeder.write({ siteIds: [site.id], minTs: span.min, maxTs: span.max }, write);
+      }
+      if (opts.signal?.aborted) throw cutByShutdown();
+      const feeder = rollupFeeder(store);
+      await feeder.write({ siteIds: [site.id], minTs: span.min, maxTs: span.max }, () =>
+        store.command(`INSERT INTO ${store.table('events')} (${EVENT_COLUMNS}) SELECT ${EVENT_COLUMNS}
+          FROM ${store.table('import_output')} WHERE import_id = {imp:UUID}`, { imp: importId }));
       // The import is done when its events count in every report.
       await feeder.catchUp();
     }
   } finally {
-    await store.command(`DELETE FROM ${store.table('import_staging')} WHERE import_id = {imp:UUID}`, { imp: importId }).catch(() => undefined);
+    for (const table of ['import_staging', 'import_output']) {
+      await store.command(`DELETE FROM ${store.table(table)} WHERE import_id = {imp:UUID}`, { imp: importId }).catch(() => undefined);
+    }
   }
   return result;
 }
+
+const cutByShutdown = () => new AppError(503, 'shutting_down',
+  'the server is shutting down: the import was stopped before any of its events were stored; run it again once the server is back',
+  undefined, { 'Retry-After': '30' });
 
 /**
  * Lines cut into sessions per INSERT ... SELECT. The window functions' memory grows with the rows
@@ -104,6 +124,7 @@ const OWN = ['site_id', 'ts', 'name', 'event_id', 'visitor_id', 'is_bot', 'bot_k
 /** What a session hands to each of its events besides its id: start, entry page, first-event attributes. */
 const CARRIED = ['session_start', 'entry_path', 'entry_hostname', ...SESSION_ATTRIBUTES];
 const SESSION_FIELDS = ['session_id', ...CARRIED];
+const EVENT_COLUMNS = [...OWN, ...SESSION_FIELDS].join(', ');
 
 /**
  * Sessions per visitor, continuing the visitor's stored sessions (docs/COLLECTION.md "Sessions"):
@@ -124,8 +145,8 @@ const SESSION_FIELDS = ['session_id', ...CARRIED];
  */
 function sessionizeSql(store: Store): string {
   return `
-INSERT INTO ${store.table('events')} (${[...OWN, ...SESSION_FIELDS].join(', ')})
-SELECT ${[...OWN, ...SESSION_FIELDS.map((f) => `run_${f}`)].join(', ')}
+INSERT INTO ${store.table('import_output')} (import_id, ${EVENT_COLUMNS})
+SELECT {imp:UUID}, ${[...OWN, ...SESSION_FIELDS.map((f) => `run_${f}`)].join(', ')}
 FROM (${runsSql(store)})
 WHERE from_import`;
 }

@@ -2,6 +2,7 @@ import { rollupFeeder } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
 import { nowCh } from '../../clickhouse/meta';
 import { nowMs } from '../../core/clock';
+import { AppError } from '../../core/errors';
 import type { SiteRef } from '../event';
 
 const DAY_MS = 86_400_000;
@@ -22,6 +23,8 @@ export interface SeedOptions {
   events: number;
   days: number;
   seed: number;
+  /** Sessions per insert (tests make it small); SESSIONS_PER_INSERT otherwise. */
+  sessionsPerInsert?: number;
 }
 
 const MEAN_EVENTS_PER_SESSION = 2.3; // a little under the profile's ~2.43 so numbers() never runs short
@@ -75,8 +78,10 @@ const DAY = `(${TODAY} - multiIf(
 
 /**
  * One row per session. A session that would not have ended by now (its last event, a goal included,
- * is at s_start + s_pages * s_step) moves a day back: no event lies in the future, and the last hour
- * still holds the sessions that ended in it, so a fresh seed shows visitors online.
+ * is at s_start + s_pages * s_step) moves back to the same time of an earlier day drawn evenly from
+ * the window: no event lies in the future, the last hour still holds the sessions that ended in it
+ * (a fresh seed shows visitors online), and the rest of today's traffic spreads over every day.
+ * Moved all to yesterday, it made a spike there (a seed just after midnight nearly doubled it).
  */
 function sessionsSql(source: string): string {
   const client = `if(s_bot, ${pick('bot', u('vn', 5))}, ${pick('client', u('vn', 5))})`;
@@ -85,7 +90,8 @@ function sessionsSql(source: string): string {
       + (${pick('hour', u('n', 7))} - 1) * 3600000 + toInt64(floor(${u('n', 8)} * 3600000))`;
   return `
     SELECT n, vn, s_bot, s_acq, s_place, s_client, s_goal, s_pages, s_step,
-      if(s_start0 + s_pages * s_step > toUnixTimestamp64Milli({now:DateTime64(3, 'UTC')}), s_start0 - 86400000, s_start0) AS s_start
+      if(s_start0 + s_pages * s_step > toUnixTimestamp64Milli({now:DateTime64(3, 'UTC')}),
+         s_start0 - 86400000 * toInt64(1 + floor(${u('n', 15)} * greatest({days:UInt32} - 1, 1))), s_start0) AS s_start
     FROM (
       SELECT number AS n,
         if(${u('n', 2)} < ${BOT_SHARE}, toUInt64(n % 97) + 1000000000000, toUInt64(floor(pow(${u('n', 1)}, 1.6) * {visitors:UInt64}))) AS vn,
@@ -127,7 +133,7 @@ SELECT {site:UUID}, fromUnixTimestamp64Milli(s_start + j * s_step, 'UTC'),
   ${acq.join(', ')}, '',
   ${col('place', 'country', 's_place')}, ${col('place', 'region', 's_place')}, ${col('place', 'city', 's_place')},
   ${CLIENT_COLUMNS.map(cl).join(', ')}
-FROM (${sessionsSql('numbers_mt({sessions:UInt64})')})
+FROM (${sessionsSql('numbers_mt({first:UInt64}, {count:UInt64})')})
 ARRAY JOIN range(s_pages + if(s_goal > 0, 1, 0)) AS j
 WHERE NOT (n = {sessions:UInt64} - 1 AND j >= {last_events:UInt32})`;
 }
@@ -140,18 +146,35 @@ const eventsOf = 'toUInt64(s_pages + if(s_goal > 0, 1, 0))';
  * numbers_mt (both cores) and still be deterministic: a LIMIT over a parallel stream would keep an
  * arbitrary subset.
  */
-async function sessionCut(store: Store, params: Record<string, unknown>, events: number): Promise<{ sessions: number; lastEvents: number }> {
-  const [r] = await store.query<{ idx: number; before: number }>(
-    `SELECT arrayFirstIndex(c -> c >= {limit:UInt64}, cum) AS idx, if(idx > 1, cum[idx - 1], 0) AS before
+async function sessionCut(store: Store, params: Record<string, unknown>, events: number, chunk: number): Promise<SessionCut> {
+  const [r] = await store.query<{ idx: number; before: number; marks: (number | string)[] }>(
+    `SELECT arrayFirstIndex(c -> c >= {limit:UInt64}, cum) AS idx, if(idx > 1, cum[idx - 1], 0) AS before,
+       arrayMap(k -> cum[k], range(toUInt64({chunk:UInt64}), toUInt64(idx), toUInt64({chunk:UInt64}))) AS marks
      FROM (SELECT arrayCumSum(groupArray(${eventsOf})) AS cum FROM (${sessionsSql('numbers({sessions:UInt64})')}))`,
-    params,
+    { ...params, chunk },
     { max_threads: 1 },
   );
   if (!r || r.idx === 0) throw new Error('seed: the session draw produced too few events');
-  return { sessions: r.idx, lastEvents: events - r.before };
+  return { sessions: r.idx, lastEvents: events - r.before, eventsBefore: r.marks.map(Number) };
 }
 
-export async function seedEvents(store: Store, site: SiteRef & { timezone?: string }, opts: SeedOptions): Promise<{ inserted: number }> {
+/** How the seed's sessions make exactly its events; eventsBefore[k]: events of sessions below (k + 1) * chunk. */
+interface SessionCut {
+  sessions: number;
+  lastEvents: number;
+  eventsBefore: number[];
+}
+
+/** Sessions per insert: a few seconds each, so a shutdown waits at most one (see `signal`). */
+const SESSIONS_PER_INSERT = 1_000_000;
+
+/**
+ * `signal` (the server is shutting down) stops the seed before its next insert, answered 503
+ * shutting_down with how many events were stored (each insert is a whole number of sessions).
+ */
+export async function seedEvents(
+  store: Store, site: SiteRef & { timezone?: string }, opts: SeedOptions, signal?: AbortSignal,
+): Promise<{ inserted: number }> {
   const sessions = Math.ceil((opts.events / MEAN_EVENTS_PER_SESSION) * 1.1) + 10;
   const params = {
     site: site.id, domain: site.domain, seed: String(opts.seed), sessions: String(sessions), limit: String(opts.events),
@@ -162,13 +185,23 @@ export async function seedEvents(store: Store, site: SiteRef & { timezone?: stri
     ...tableParams('acq', acquisition), ...tableParams('place', places), ...tableParams('client', clients),
     ...tableParams('bot', bots), ...tableParams('hour', HOURS),
   };
-  const cut = await sessionCut(store, params, opts.events);
+  const chunk = opts.sessionsPerInsert ?? SESSIONS_PER_INSERT;
+  const cut = await sessionCut(store, params, opts.events, chunk);
   const feeder = rollupFeeder(store);
   // Sessions start up to `days` (plus a day, see sessionsSql) back and last minutes: a generous span.
   const span = { siteIds: [site.id], minTs: nowMs() - (opts.days + 2) * DAY_MS, maxTs: nowMs() + DAY_MS };
-  await feeder.write(span, () => store.command(insertSql(store), { ...params, sessions: String(cut.sessions), last_events: cut.lastEvents }, {
-    max_threads: 2, max_insert_threads: '2',
-  }));
+  let stored = 0;
+  for (let first = 0; first < cut.sessions; first += chunk) {
+    if (signal?.aborted) {
+      await feeder.catchUp();
+      throw new AppError(503, 'shutting_down', `the server is shutting down: the seed stopped after ${stored} of ${opts.events} events (whole sessions); seed the rest once the server is back`);
+    }
+    const count = Math.min(chunk, cut.sessions - first);
+    await feeder.write(span, () => store.command(insertSql(store), {
+      ...params, sessions: String(cut.sessions), last_events: cut.lastEvents, first: String(first), count: String(count),
+    }, { max_threads: 2, max_insert_threads: '2' }));
+    stored = cut.eventsBefore[first / chunk] ?? opts.events;
+  }
   await feeder.catchUp();
   // Exact without counting the site's events (a full scan before and after): the insert keeps every
   // event of the cut's first `sessions - 1` sessions plus `lastEvents` of the last, which sum to

@@ -6,7 +6,9 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { generate } from 'selfsigned';
 import { z } from 'zod';
+import http from 'node:http';
 import { API_ROUTES } from '../../api/modules';
+import { addCommands } from '../../cli/admin/commands';
 import type { RouteRegistrar } from '../../api/route';
 import { startTestService, type TestService } from '../support/harness';
 import { request } from '../support/http';
@@ -33,6 +35,14 @@ API_ROUTES.push((r: RouteRegistrar) =>
     },
   }),
 );
+
+// An admin command that runs until the server begins to shut down, to prove the signal reaches it.
+addCommands({
+  'test-only wait-for-shutdown': {
+    args: z.object({}),
+    run: (_ctx, _args, _body, shutdown) => new Promise((resolve) => shutdown.addEventListener('abort', () => resolve({ told: true }))),
+  },
+});
 
 let svc: TestService;
 let token: string;
@@ -270,6 +280,22 @@ describe('graceful shutdown', () => {
     await stopped;
     expect(res.status).toBe(200);
     expect(res.body.data).toBe('finished');
+  });
+
+  test('a long admin command is told when shutdown begins, and its answer still reaches the CLI', async () => {
+    const s = await startTestService();
+    const answer = new Promise<{ status?: number; body: string }>((resolve, reject) => {
+      const req = http.request({ socketPath: s.config.adminSocket, method: 'POST', path: '/test-only/wait-for-shutdown' }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await s.stop();
+    expect(await answer).toEqual({ status: 200, body: '{"told":true}' });
   });
 
   test('after shutdown begins, answers on a kept-alive connection say Connection: close, so busy clients leave at once', async () => {

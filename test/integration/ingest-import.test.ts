@@ -437,3 +437,27 @@ describe('sessions continue the visitor\'s stored session across import runs', (
     expect(shapes[2]).toEqual(shapes[0]);
   });
 });
+
+test('an import cut by shutdown between its passes stores nothing, so running it again stores each event once', async () => {
+  const t = await svc.tenant();
+  const site = (await svc.running.ctx.repos.getSite(t.siteId))!;
+  const store = svc.running.ctx.store;
+  const file = ndjson(Array.from({ length: 12 }, (_, i) => ({
+    ts: `2026-03-02T10:${String(i).padStart(2, '0')}:00Z`, name: 'pageview', url: `https://${t.domain}/p${i}`, visitor: `v${i % 6}`,
+  })));
+  const shutdown = new AbortController();
+  const cut = importEvents(store, geoLookup(), site, Readable.from([file]), {
+    linesPerPass: 2, signal: shutdown.signal, afterPass: (n) => n === 1 && shutdown.abort(),
+  });
+  await expect(cut).rejects.toMatchObject({ status: 503, code: 'shutting_down', message: expect.stringContaining('before any of its events were stored') });
+  expect(await rows(t.siteId)).toEqual([]);
+  const leftover = async (table: string) => (await store.query<{ n: number }>(
+    `SELECT toUInt32(count()) AS n FROM ${store.table(table)} WHERE site_id = {s:UUID}`, { s: t.siteId }))[0].n;
+  expect([await leftover('import_staging'), await leftover('import_output')]).toEqual([0, 0]);
+
+  expect(await importEvents(store, geoLookup(), site, Readable.from([file]), { linesPerPass: 2 })).toEqual({ imported: 12, rejected: 0, errors: [] });
+  const stored = await rows(t.siteId);
+  expect(stored.map((r) => r.pathname).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `/p${i}`).sort());
+  const overview = await svc.api('GET', `/sites/${t.siteId}/overview?from=2026-03-02T00:00:00Z&to=2026-03-03T00:00:00Z`, { token: t.token });
+  expect([overview.body.data.views, overview.body.data.visitors]).toEqual([12, 6]);
+});

@@ -1,4 +1,5 @@
 import { setClock } from '../../core/clock';
+import { seedEvents } from '../../ingest/seed/seed';
 import { startTestService, type TestService } from '../support/harness';
 
 /** `tally seed`: realistic shapes, inside the requested window, deterministic per --seed. */
@@ -136,4 +137,43 @@ test('seed refuses bad arguments', async () => {
   const t = await svc.tenant();
   await expect(svc.admin('seed', { site: t.siteId, events: 'many', days: '7' })).rejects.toThrow();
   await expect(svc.admin('seed', { site: '00000000-0000-4000-8000-000000000000', events: '10', days: '7' })).rejects.toMatchObject({ status: 404 });
+});
+
+test('a seed in several inserts stores exactly the events asked; one stopped by shutdown says how many it stored', async () => {
+  const t = await svc.tenant();
+  const site = (await svc.running.ctx.repos.getSite(t.siteId))!;
+  const store = svc.running.ctx.store;
+  const count = async (siteId: string) => Number((await q<{ n: number }>('SELECT count() AS n FROM EVENTS WHERE site_id = {s:UUID}', siteId))[0].n);
+  expect(await seedEvents(store, site, { events: 5000, days: 10, seed: 3, sessionsPerInsert: 300 })).toEqual({ inserted: 5000 });
+  expect(await count(t.siteId)).toBe(5000);
+
+  // A signal that reads as aborted from its second look on: the seed stops after its first insert.
+  const other = await svc.tenant();
+  const otherSite = (await svc.running.ctx.repos.getSite(other.siteId))!;
+  let looks = 0;
+  const shutdown = { get aborted() { return looks++ > 0; } } as AbortSignal;
+  const cut = seedEvents(store, otherSite, { events: 5000, days: 10, seed: 3, sessionsPerInsert: 300 }, shutdown);
+  await expect(cut).rejects.toMatchObject({ status: 503, code: 'shutting_down' });
+  const message = (await cut.catch((e: Error) => e.message)) as string;
+  const said = Number(/stopped after (\d+) of 5000 events/.exec(message)?.[1]);
+  expect(said).toBeGreaterThan(0);
+  expect(said).toBeLessThan(5000);
+  expect(await count(other.siteId)).toBe(said);
+});
+
+test('a seed run just after midnight spreads the rest of today over the window instead of piling it on yesterday', async () => {
+  setClock('2026-04-15T00:10:00Z');
+  try {
+    const t = await svc.tenant();
+    await svc.admin('seed', { site: t.siteId, events: '60000', days: '15', seed: '5' });
+    const days = new Map((await q<{ day: string; n: number }>(
+      'SELECT toString(toDate(ts)) AS day, count() AS n FROM EVENTS WHERE site_id = {s:UUID} GROUP BY day', t.siteId,
+    )).map((r) => [r.day, Number(r.n)]));
+    // Yesterday (a Tuesday) against the Tuesday before: all of today's sessions moved a day back made it about twice as busy.
+    const ratio = days.get('2026-04-14')! / days.get('2026-04-07')!;
+    expect(ratio).toBeGreaterThan(0.8);
+    expect(ratio).toBeLessThan(1.3);
+  } finally {
+    setClock('2026-04-15T12:00:00Z');
+  }
 });

@@ -64,7 +64,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     const clean = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
     const stream = new PassThrough();
     stream.end(body ?? '');
-    return (await def.run(ctx, def.args.parse(clean), stream as unknown as IncomingMessage)) as T;
+    return (await def.run(ctx, def.args.parse(clean), stream as unknown as IncomingMessage, new AbortController().signal)) as T;
   };
 
   const tenant: TestService['tenant'] = async (opts = {}) => {
