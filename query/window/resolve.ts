@@ -77,16 +77,22 @@ export function clampToRetention(span: Span, now: number, retentionDays: number)
   return { from: cutoff, to: Math.max(span.to, cutoff), clamped: true };
 }
 
-/** `from` plus whole calendar units in `tz` (day clamped to the month's length), as an instant. */
+/**
+ * `from` plus whole calendar units in `tz` (day clamped to the month's length), as an instant. The
+ * wall clock holds whole seconds, so `from`'s milliseconds are added back (zone offsets are whole
+ * seconds): without them a window of exactly 3 months starting at .281 s ended after its limit and
+ * was bucketed by week instead of by day.
+ */
 export function addCalendar(from: number, tz: string, unit: 'day' | 'month', n: number): number {
   const l = zonedParts(from, tz);
+  const millis = ((from % 1000) + 1000) % 1000;
   if (unit === 'day') {
     const shifted = fromWallMs(wallMs(l) + n * 24 * HOUR_MS);
-    return localToUtc(shifted, tz);
+    return localToUtc(shifted, tz) + millis;
   }
   const first = addMonths(l, n);
   const last = new Date(Date.UTC(first.year, first.month, 0)).getUTCDate();
-  return localToUtc({ ...l, year: first.year, month: first.month, day: Math.min(l.day, last) }, tz);
+  return localToUtc({ ...l, year: first.year, month: first.month, day: Math.min(l.day, last) }, tz) + millis;
 }
 
 /**

@@ -52,6 +52,14 @@ describe('default unit (thresholds inclusive, local calendar)', () => {
     expect(defaultUnit({ from: ms(from), to: ms(to) }, 'UTC')).toBe(unit);
   });
 
+  test('the thresholds stay inclusive when the window has milliseconds', () => {
+    const span = (from: string, to: string) => ({ from: ms(from), to: ms(to) });
+    expect(defaultUnit(span('2025-11-13T10:33:45.281Z', '2026-02-13T10:33:45.281Z'), 'UTC')).toBe('day');
+    expect(defaultUnit(span('2025-11-13T10:33:45.281Z', '2026-02-13T10:33:45.282Z'), 'UTC')).toBe('week');
+    expect(defaultUnit(span('2024-02-13T10:33:45.999Z', '2026-02-13T10:33:45.999Z'), 'UTC')).toBe('week');
+    expect(defaultUnit(span('2026-10-23T22:00:00.500Z', '2026-10-25T23:00:00.500Z'), 'Europe/Paris')).toBe('hour');
+  });
+
   test('two local days across a fall-back (49 hours) are still hourly', () => {
     expect(defaultUnit({ from: ms('2026-10-23T22:00:00Z'), to: ms('2026-10-25T23:00:00Z') }, 'Europe/Paris')).toBe('hour');
   });
