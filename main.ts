@@ -11,7 +11,7 @@ async function main() {
   const shutdown = (signal: string) => {
     if (signalled) return;
     signalled = true;
-    logger.info({ signal }, 'shutting down: flushing ingest first');
+    logger.info({ signal }, 'shutting down: finishing requests in flight (up to 10 s), then flushing ingest');
     const force = setTimeout(() => {
       logger.error('shutdown took over 20 s: exiting before it finished');
       process.exit(1);

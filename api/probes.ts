@@ -1,5 +1,7 @@
 import express from 'express';
+import { methodNotAllowed } from '../core/errors';
 import type { AppContext } from './context';
+import { sendError } from './errors';
 
 /**
  * Liveness and readiness, on both ports and in every role (the worker role serves only these).
@@ -16,5 +18,7 @@ export function probeRouter(ctx: AppContext): express.Router {
       status: storage ? 'ready' : 'not_ready', storage: storage ? 'up' : 'down', redis: redis ? 'up' : 'down',
     });
   });
+  // Another method is 405 with Allow, as the API and /api/event answer it (was a 404 "page not found").
+  router.all(['/healthz', '/readyz'], (req, res) => sendError(res, methodNotAllowed(req.method, ['GET'])));
   return router;
 }

@@ -101,6 +101,8 @@ async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.Serv
     send(200, await command.run(ctx, parsed.data, req, shutdown));
   } catch (err) {
     if (err instanceof AppError) return send(err.status, err.toBody());
+    // A body cut off (the CLI went away, or shutdown cut an import still reading its file) is expected.
+    if (!req.complete) return logger.warn({ err: (err as Error).message }, 'admin command cut before its body was in');
     logger.error({ err }, 'admin command failed');
     send(500, { error: { code: 'internal', message: (err as Error).message } });
   }
