@@ -30,7 +30,8 @@ function servedOverHttps(req: Request): boolean {
   const trusted = req.app.get('trust proxy fn') as (addr: string | undefined, i: number) => boolean;
   const header = req.headers['x-forwarded-proto'];
   if (typeof header !== 'string' || !trusted(req.socket.remoteAddress, 0)) return tls;
-  return header.slice(header.lastIndexOf(',') + 1).trim().toLowerCase() === 'https';
+  const proto = header.slice(header.lastIndexOf(',') + 1).trim().toLowerCase();
+  return proto === '' ? tls : proto === 'https'; // an empty header says nothing: the connection's own word
 }
 
 /**

@@ -130,10 +130,13 @@ async function serveApi(ctx: AppContext, tls: TlsPair, closers: (() => Promise<v
   };
   const secure = https.createServer({ ...tls }, listener);
   const plain = http.createServer(listener);
-  const httpsPort = await listen(secure, 'TALLY_HTTPS_PORT', ctx.config.httpsPort, ctx.config.host, closers);
-  const httpPort = await listen(plain, 'TALLY_HTTP_PORT', ctx.config.httpPort, ctx.config.host, closers);
-  const closeAdmin = await startAdminServer(ctx, ctx.config.adminSocket);
-  closers.push(closeAdmin);
+  // Both listeners and the admin socket stop at once: one after another, their waits added up (past
+  // the 20 s limit, before the ingest flush) and the later ones heard of the shutdown late.
+  const stopping: (() => Promise<void>)[] = [];
+  closers.push(async () => void (await Promise.all(stopping.map((stop) => stop()))));
+  const httpsPort = await listen(secure, 'TALLY_HTTPS_PORT', ctx.config.httpsPort, ctx.config.host, stopping);
+  const httpPort = await listen(plain, 'TALLY_HTTP_PORT', ctx.config.httpPort, ctx.config.host, stopping);
+  stopping.push(await startAdminServer(ctx, ctx.config.adminSocket));
   return { httpsPort, httpPort };
 }
 
@@ -186,8 +189,13 @@ async function listen(server: http.Server, portVar: string, port: number, host: 
         // otherwise a busy one kept sending until the cut, and the requests it cut were stored but
         // never acknowledged (a retry would count them twice).
         server.prependListener('request', (_req, res: http.ServerResponse) => void (res.shouldKeepAlive = false));
+        // A request in flight at the signal was answered keep-alive: its connection, idle after that
+        // answer, is closed now rather than at Node's 5 s idle timeout.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        sweep.unref();
         server.close(() => {
           clearTimeout(cut);
+          clearInterval(sweep);
           resolve();
         });
         server.closeIdleConnections();

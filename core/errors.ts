@@ -71,8 +71,10 @@ export const notFound = (what = 'resource') => new AppError(404, 'not_found', `T
 
 export const conflict = (code: ErrorCode, message: string) => new AppError(409, code, message);
 
-/** A path that exists under other methods (RFC 9110): one wording for the API and the collection endpoint. */
-/** 405 with Allow; HEAD is listed wherever GET is, as every GET answers it (RFC 9110 9.3.2). */
+/**
+ * A path that exists under other methods (RFC 9110): one wording for the API, the probes and the
+ * collection endpoint. HEAD is listed wherever GET is, as every GET answers it (RFC 9110 9.3.2).
+ */
 export const methodNotAllowed = (method: string | undefined, allowed: readonly string[]) => {
   const all = allowed.includes('HEAD') ? allowed : allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
   return new AppError(405, 'method_not_allowed', `${method} is not a method of this endpoint; it allows ${all.join(', ')}.`, undefined, { Allow: all.join(', ') });

@@ -4,13 +4,6 @@ import type { GenerationSource } from '../model/auth-cache';
 import type { RedisHandle } from './redis';
 
 /**
- * The auth cache's shared generation for server mode (several processes over one ClickHouse): a Redis
- * counter bumped after every auth-relevant metadata write and read before every cached lookup. One
- * GET costs far less than the two FINAL queries it saves. Lookups do not share a GET: one issued
- * before a writer's INCR could hand the old generation to a request that started after it.
- * While Redis is down `current()` answers null and the caches are bypassed.
- */
-/**
  * A missing counter (first use, or Redis restarted empty) starts at a random value, never at 0: a
  * counter that restarted from 0 could climb back to a value a process saw before the loss, and that
  * process would keep serving what it cached then (a revoked key, an old reach) until the TTL.
@@ -18,6 +11,13 @@ import type { RedisHandle } from './redis';
 const randomStart = () => String(randomInt(2 ** 47));
 const BUMP = "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end return redis.call('INCR', KEYS[1])";
 
+/**
+ * The auth cache's shared generation for server mode (several processes over one ClickHouse): a Redis
+ * counter bumped after every auth-relevant metadata write and read before every cached lookup. One
+ * GET costs far less than the two FINAL queries it saves. Lookups do not share a GET: one issued
+ * before a writer's INCR could hand the old generation to a request that started after it.
+ * While Redis is down `current()` answers null and the caches are bypassed.
+ */
 export class RedisGeneration implements GenerationSource {
   private readonly key: string;
 

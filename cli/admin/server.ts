@@ -101,8 +101,12 @@ async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.Serv
     send(200, await command.run(ctx, parsed.data, req, shutdown));
   } catch (err) {
     if (err instanceof AppError) return send(err.status, err.toBody());
-    // A body cut off (the CLI went away, or shutdown cut an import still reading its file) is expected.
-    if (!req.complete) return logger.warn({ err: (err as Error).message }, 'admin command cut before its body was in');
+    // A body cut off (the CLI went away, or shutdown cut an import still reading its file) is expected;
+    // any other failure while it streamed (storage refusing the staging rows) stays an error.
+    const e = err as NodeJS.ErrnoException;
+    if (!req.complete && (e.code === 'ECONNRESET' || e.message === 'aborted')) {
+      return logger.warn({ err: e.message }, 'admin command cut before its body was in');
+    }
     logger.error({ err }, 'admin command failed');
     send(500, { error: { code: 'internal', message: (err as Error).message } });
   }

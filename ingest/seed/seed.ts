@@ -165,8 +165,8 @@ interface SessionCut {
   eventsBefore: number[];
 }
 
-/** Sessions per insert: a few seconds each, so a shutdown waits at most one (see `signal`). */
-const SESSIONS_PER_INSERT = 1_000_000;
+/** Sessions per insert (about 600,000 events, 2-3 s here), so a shutdown waits at most one (see `signal`). */
+const SESSIONS_PER_INSERT = 250_000;
 
 /**
  * `signal` (the server is shutting down) stops the seed before its next insert, answered 503
