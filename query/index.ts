@@ -41,9 +41,20 @@ const RUNNERS = {
 } satisfies Record<ReportName, ReportRunner>;
 
 /** Parse and plan without running: benchmarks time the runner alone on the planned query. */
-export async function planReport(store: Store, site: Site, retentionDays: number, report: ReportName, params: Record<string, string | undefined>) {
+/**
+ * `countEveryGoal`: goal figures count every goal, nominated as a revenue signal or not (an alert on a
+ * goal measures that goal's completions, each event once, whatever the site nominated).
+ */
+export interface ReportOptions {
+  countEveryGoal?: boolean;
+}
+
+export async function planReport(
+  store: Store, site: Site, retentionDays: number, report: ReportName, params: Record<string, string | undefined>, opts: ReportOptions = {},
+) {
   const parsed = parseReport(report, params, site, await zoneCheck(store));
-  return plan(parsed, await planContext(store, site, retentionDays, parsed));
+  const ctx = await planContext(store, site, retentionDays, parsed);
+  return plan(parsed, opts.countEveryGoal ? { ...ctx, goals: ctx.goals.map((g) => ({ ...g, revenue_signal: false })) } : ctx);
 }
 
 export { RUNNERS };
@@ -54,8 +65,9 @@ export async function runReport(
   retentionDays: number,
   report: ReportName,
   params: Record<string, string | undefined>,
+  opts: ReportOptions = {},
 ): Promise<{ data: unknown; meta: Record<string, unknown> }> {
-  const planned = await planReport(store, site, retentionDays, report, params);
+  const planned = await planReport(store, site, retentionDays, report, params, opts);
   // Read-your-writes: every event acknowledged before this report is in the rollups it reads (503 when
   // the feed that should have put them there failed, rather than figures missing them).
   await rollupFeeder(store).upToDate();

@@ -164,3 +164,24 @@ test('a goal alert counts its completions whatever goal relabels the event, and 
   const run = await evaluateAlerts(svc.running.ctx);
   for (const id of Object.values(ids)) expect(run.find((r) => r.alert_id === id)).toMatchObject({ value: 3, fired: true });
 });
+
+test('a goal alert counts each event once, whichever and however many goals complete it, nominated or not', async () => {
+  const u = await svc.tenant({ scopes: ['alerts:write', 'goals:write', 'analytics:read'] });
+  const buys = [10, 20, 30].map((m) => JSON.stringify({ ts: `2026-06-02T15:${m}:00Z`, name: 'purchase', url: `https://${u.domain}/`, visitor: 'p', user_agent: UA }));
+  expect(await svc.admin('events import', { site: u.siteId }, buys.join('\n'))).toMatchObject({ imported: 3 });
+  // Two event goals on one event, and another goal nominated as the revenue signal.
+  for (const body of [
+    { name: 'Revsig', kind: 'event', event_name: 'purchase' },
+    { name: 'Buy', kind: 'event', event_name: 'purchase' },
+    { name: 'Signup', kind: 'event', event_name: 'signup', revenue_signal: true },
+  ]) expect((await svc.api('POST', '/goals', { token: u.token, body: { site_id: u.siteId, ...body } })).status).toBe(201);
+  setClock('2026-06-02T15:00:00Z');
+  const ids: Record<string, string> = {};
+  for (const goal_name of ['purchase', 'Buy']) {
+    const res = await svc.api('POST', `/sites/${u.siteId}/alerts`, { token: u.token, body: { name: goal_name, trigger_type: 'goal', goal_name, threshold: 4 } });
+    ids[goal_name] = res.body.data.id;
+  }
+  setClock('2026-06-02T16:00:00Z');
+  const run = await evaluateAlerts(svc.running.ctx);
+  for (const id of Object.values(ids)) expect(run.find((r) => r.alert_id === id)).toMatchObject({ value: 3, fired: false });
+});

@@ -6,8 +6,6 @@ import { AlertsRepo, type AlertRow, type AlertState, type FiringRow } from '../.
 import { TRIGGERS, comparedFigure, conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
 import type { Store } from '../../clickhouse/store';
 import { runReport } from '../../query';
-import { siteGoals } from '../../query/context';
-import type { Goal } from '../../model/goals';
 import type { JobDefinition, WorkerContext } from '../types';
 
 /**
@@ -22,27 +20,13 @@ export type FigureSource = (store: Store, site: Site, retentionDays: number, ale
 export const reportFigure: FigureSource = async (store, site, retentionDays, alert, fromMs, toMs) => {
   const window = { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() };
   const figure = TRIGGERS[alert.trigger_type].figure;
-  if (figure === 'goals') {
-    // Breakdown by goal, narrowed to this goal: counts it whether or not it is a nominated goal.
-    const rows = (await runReport(store, site, retentionDays, 'breakdown', { ...window, dimension: 'goal', filter_goal: alert.goal_name ?? '', limit: '1000' })).data as { label: string; goals?: number }[];
-    const labels = goalLabels(alert.goal_name ?? '', await siteGoals(store, site.id));
-    return rows.reduce((sum, r) => sum + (labels.has(r.label.toLowerCase()) ? Number(r.goals ?? 0) : 0), 0);
-  }
-  const overview = (await runReport(store, site, retentionDays, 'overview', window)).data as Record<string, number>;
+  // A goal alert counts its goal's completions as filter_goal names them (a defined goal in any case,
+  // a sent event by its name, whichever goals relabel it), each event once, nominated or not. (Summing
+  // the goal breakdown's rows counted an event once per event goal naming it: 3 purchases read 6.)
+  const params = figure === 'goals' ? { ...window, filter_goal: alert.goal_name ?? '' } : window;
+  const overview = (await runReport(store, site, retentionDays, 'overview', params, { countEveryGoal: true })).data as Record<string, number>;
   return Number(overview[figure] ?? 0);
 };
-
-/**
- * The goal rows that hold `goal_name`'s completions, lower-cased, named as filter_goal names a goal: a
- * defined goal of that name in any case, and a sent event of that name under its own name or under
- * the event goal that relabels it. (An exact label match read 0 for `revsig` against the goal
- * `Revsig`, and an alert on the event `purchase` fell silent once a goal relabelled it.) The other
- * rows the filter leaves are other goals the same events complete: not counted.
- */
-function goalLabels(goalName: string, goals: readonly Goal[]): Set<string> {
-  const relabelled = goals.filter((g) => g.kind === 'event' && g.event_name === goalName).map((g) => g.name.toLowerCase());
-  return new Set([goalName.toLowerCase(), ...relabelled]);
-}
 
 export interface Evaluation {
   alert_id: string;
