@@ -80,6 +80,9 @@ export const methodNotAllowed = (method: string | undefined, allowed: readonly s
   return new AppError(405, 'method_not_allowed', `${method} is not a method of this endpoint; it allows ${all.join(', ')}.`, undefined, { Allow: all.join(', ') });
 };
 
+/** A long admin command (import, seed) stopped by a shutdown; `message` says what it stored. */
+export const shuttingDown = (message: string) => new AppError(503, 'shutting_down', `the server is shutting down: ${message}`);
+
 export const queueUnavailable = () =>
   new AppError(503, 'queue_unavailable', 'The job queue (Redis) is unavailable; try again later.', undefined, {
     'Retry-After': '5',

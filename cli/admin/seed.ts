@@ -15,7 +15,7 @@ addCommands({
     async run(ctx, a, _body, shutdown) {
       const site = await ctx.repos.getSite(a.site);
       if (!site) throw notFound('site');
-      return seedEvents(ctx.store, site, { events: a.events, days: a.days, seed: a.seed }, shutdown);
+      return seedEvents(ctx.store, site, { events: a.events, days: a.days, seed: a.seed, signal: shutdown });
     },
   }),
 });

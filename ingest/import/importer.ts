@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../../core/errors';
+import { shuttingDown } from '../../core/errors';
 import type { Readable } from 'node:stream';
 import { rollupFeeder } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
 import type { GeoLookup } from '../enrich/geo';
-import { enrichEvent, SESSION_ATTRIBUTES, type SiteRef } from '../event';
+import { enrichEvent, EVENT_COLUMNS, SESSION_ATTRIBUTES, type SiteRef } from '../event';
 import { hash64, sessionIdFor, visitorIdFor } from '../hash';
 import { SESSION_GAP_MS } from '../live/sessions';
 import { parseImportLine, type ImportedEvent } from './line';
@@ -34,12 +34,11 @@ const derivedVisitor = (siteId: string, e: ImportedEvent) =>
 /**
  * `signal`: the server is shutting down. The import stops before its next pass and stores nothing
  * (its passes write to import_output; only the last step copies them into events, and that step is
- * waited for). `afterPass` runs after each pass (tests cut an import there).
+ * waited for).
  */
-export interface ImportOptions {
+interface ImportOptions {
   linesPerPass?: number;
   signal?: AbortSignal;
-  afterPass?: (pass: number) => void;
 }
 
 export async function importEvents(
@@ -81,19 +80,17 @@ export async function importEvents(
     }
     await store.insert('import_staging', chunk);
     if (result.imported > 0) {
-      let done = 0;
       for (const [explicit, lines] of [[false, result.imported - explicitLines], [true, explicitLines]] as const) {
         const passes = Math.ceil(lines / linesPerPass);
         for (let pass = 0; pass < passes; pass++) {
           if (opts.signal?.aborted) throw cutByShutdown();
           await store.command(sessionizeSql(store), { imp: importId, site: site.id, explicit, passes, pass });
-          opts.afterPass?.(++done);
         }
       }
       if (opts.signal?.aborted) throw cutByShutdown();
       const feeder = rollupFeeder(store);
       await feeder.write({ siteIds: [site.id], minTs: span.min, maxTs: span.max }, () =>
-        store.command(`INSERT INTO ${store.table('events')} (${EVENT_COLUMNS}) SELECT ${EVENT_COLUMNS}
+        store.command(`INSERT INTO ${store.table('events')} (${OUTPUT_COLUMNS}) SELECT ${OUTPUT_COLUMNS}
           FROM ${store.table('import_output')} WHERE import_id = {imp:UUID}`, { imp: importId }));
       // The import is done when its events count in every report.
       await feeder.catchUp();
@@ -106,9 +103,7 @@ export async function importEvents(
   return result;
 }
 
-const cutByShutdown = () => new AppError(503, 'shutting_down',
-  'the server is shutting down: the import was stopped before any of its events were stored; run it again once the server is back',
-  undefined, { 'Retry-After': '30' });
+const cutByShutdown = () => shuttingDown('the import was stopped before any of its events were stored; run it again once the server is back');
 
 /**
  * Lines cut into sessions per INSERT ... SELECT. The window functions' memory grows with the rows
@@ -119,12 +114,12 @@ const cutByShutdown = () => new AppError(503, 'shutting_down',
  */
 const LINES_PER_PASS = 100_000;
 
-const OWN = ['site_id', 'ts', 'name', 'event_id', 'visitor_id', 'is_bot', 'bot_kind', 'crawler_name', 'crawler_operator',
-  'hostname', 'pathname', 'link', 'value_cents', 'props'];
 /** What a session hands to each of its events besides its id: start, entry page, first-event attributes. */
-const CARRIED = ['session_start', 'entry_path', 'entry_hostname', ...SESSION_ATTRIBUTES];
+const CARRIED: readonly string[] = ['session_start', 'entry_path', 'entry_hostname', ...SESSION_ATTRIBUTES];
 const SESSION_FIELDS = ['session_id', ...CARRIED];
-const EVENT_COLUMNS = [...OWN, ...SESSION_FIELDS].join(', ');
+/** The event's own columns: every column of events (ingest/event's compile-checked list) but the session's. */
+const OWN = EVENT_COLUMNS.filter((c) => !SESSION_FIELDS.includes(c));
+const OUTPUT_COLUMNS = [...OWN, ...SESSION_FIELDS].join(', ');
 
 /**
  * Sessions per visitor, continuing the visitor's stored sessions (docs/COLLECTION.md "Sessions"):
@@ -145,7 +140,7 @@ const EVENT_COLUMNS = [...OWN, ...SESSION_FIELDS].join(', ');
  */
 function sessionizeSql(store: Store): string {
   return `
-INSERT INTO ${store.table('import_output')} (import_id, ${EVENT_COLUMNS})
+INSERT INTO ${store.table('import_output')} (import_id, ${OUTPUT_COLUMNS})
 SELECT {imp:UUID}, ${[...OWN, ...SESSION_FIELDS.map((f) => `run_${f}`)].join(', ')}
 FROM (${runsSql(store)})
 WHERE from_import`;

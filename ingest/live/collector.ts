@@ -14,7 +14,7 @@ import { randomHex } from './random';
 import type { EventPayload } from './payload';
 import { SaltStore } from './salts';
 import { LiveSessions } from './sessions';
-import { continues, sessionize, type Sessionable, type SessionizedBatch } from './sessionize';
+import { findSession, sessionize, type Sessionable, type SessionizedBatch } from './sessionize';
 import { SiteDirectory, type LiveSite } from './sites';
 import type { DropReason } from './exclusions';
 import { IngestStats } from './stats';
@@ -66,6 +66,8 @@ export interface CollectResult {
 }
 
 const MAX_BATCH = 5_000;
+const NO_STATES: ReadonlyMap<string, never> = new Map<string, never>();
+const isStored = (r: CollectResult | DropReason): r is CollectResult => typeof r !== 'string';
 const DAY_MS = 86_400_000;
 
 export class Collector {
@@ -130,20 +132,24 @@ export class Collector {
     const results = await Promise.all(known.map((live) => this.collectFor(live, p, client, tsMs)));
     // Ids for tally.ids(): a cookie site's when it stored the event (they follow the token), else any
     // stored; when every site's exclusions dropped it, the first site's answer (a cookie site's first).
-    const stored = results.find((r, i) => typeof r !== 'string' && keepsCookie(known[i])) ?? results.find((r) => typeof r !== 'string');
-    if (stored && typeof stored !== 'string') return withToken(Promise.resolve(stored), token);
+    const stored = results.find((r, i): r is CollectResult => isStored(r) && keepsCookie(known[i])) ?? results.find(isStored);
+    if (stored) return withToken(Promise.resolve(stored), token);
+    // answerDropped gives either answer the token itself (p carries it).
     const first = Math.max(0, known.findIndex(keepsCookie));
-    return withToken(this.answerDropped(known[first], results[first] as DropReason, p, client, tsMs), token);
+    return this.answerDropped(known[first], results[first] as DropReason, p, client, tsMs);
   }
 
   /**
    * A known site's event its exclusions dropped. A page of the site left out of its figures (an
-   * excluded path or country) answers the visitor's real ids (`unstored`); another host's page (not
-   * allowed, or excluded) answers a decoy with the token: it has no checkout to attribute, and
-   * mirrors and copies of the snippet can send floods of them, which should cost no Redis read each.
+   * excluded path; an excluded country on a cookie site, whose visitor may pay from elsewhere) answers
+   * the visitor's real ids (`unstored`). Anything else answers a decoy with the token: another host's
+   * page has no checkout to attribute, and an excluded country on a hashed-id site none either (the
+   * visitor id hashes the very address the country came from, so none of its events is stored);
+   * mirrors and excluded countries can send floods, which should cost no Redis read each.
    */
   private answerDropped(live: LiveSite, reason: DropReason, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
-    if (reason === 'excluded_path' || reason === 'excluded_country') return this.unstored(live, p, client, tsMs);
+    const attributable = reason === 'excluded_path' || (reason === 'excluded_country' && keepsCookie(live));
+    if (attributable) return this.unstored(live, p, client, tsMs);
     return withToken(this.decoy(p.domains[0], client, tsMs), answerToken([live], p, client));
   }
 
@@ -175,7 +181,7 @@ export class Collector {
   private async unstored(live: LiveSite, p: EventPayload, client: ClientInfo, tsMs: number): Promise<CollectResult> {
     const identity = await this.identityOf(live, p, client, tsMs);
     const states = await this.sessions.load(identity.candidates.map((c) => c.key));
-    const going = identity.candidates.map((c) => states.get(c.key)).find((s) => continues(s, tsMs));
+    const going = findSession(identity.candidates, tsMs, NO_STATES, states);
     const first = identity.candidates[0];
     const ids = going
       ? { visitor_id: going.v, session_id: going.s }

@@ -18,7 +18,7 @@ export interface Sessionable {
 }
 
 /** The visitor's session goes on at tsMs: its last event was less than 30 minutes before. */
-export const continues = (s: SessionState | undefined, tsMs: number): s is SessionState =>
+const continues = (s: SessionState | undefined, tsMs: number): s is SessionState =>
   !!s && tsMs - s.l < SESSION_GAP_MS && tsMs >= s.st - SESSION_GAP_MS;
 
 export interface SessionizedBatch {
@@ -29,10 +29,16 @@ export interface SessionizedBatch {
   dirty: Map<string, SessionState>;
 }
 
-function findSession(it: Sessionable, dirty: Map<string, SessionState>, loaded: Map<string, SessionState>): SessionState | undefined {
-  for (const c of it.identity.candidates) {
+/**
+ * The session a visitor's event at tsMs continues: the first of its identity's candidates (current
+ * key, then the previous salt period's) whose state goes on, this batch's own states before stored ones.
+ */
+export function findSession(
+  candidates: Identity['candidates'], tsMs: number, dirty: ReadonlyMap<string, SessionState>, loaded: ReadonlyMap<string, SessionState>,
+): SessionState | undefined {
+  for (const c of candidates) {
     const s = dirty.get(c.key) ?? loaded.get(c.key);
-    if (continues(s, it.tsMs)) return s;
+    if (continues(s, tsMs)) return s;
   }
   return undefined;
 }
@@ -52,7 +58,7 @@ export function sessionize(items: Sessionable[], loaded: Map<string, SessionStat
   const ids: SessionizedBatch['ids'] = [];
   const starts = new Map<number, string>();
   for (const it of items) {
-    const found = findSession(it, dirty, loaded);
+    const found = findSession(it.identity.candidates, it.tsMs, dirty, loaded);
     const state = found ?? newSession(it);
     if (found) found.l = Math.max(found.l, it.tsMs);
     dirty.set(it.identity.candidates[0].key, state);

@@ -2,7 +2,7 @@ import { rollupFeeder } from '../../clickhouse/feeder';
 import type { Store } from '../../clickhouse/store';
 import { nowCh } from '../../clickhouse/meta';
 import { nowMs } from '../../core/clock';
-import { AppError } from '../../core/errors';
+import { shuttingDown } from '../../core/errors';
 import type { SiteRef } from '../event';
 
 const DAY_MS = 86_400_000;
@@ -25,6 +25,11 @@ export interface SeedOptions {
   seed: number;
   /** Sessions per insert (tests make it small); SESSIONS_PER_INSERT otherwise. */
   sessionsPerInsert?: number;
+  /**
+   * The server is shutting down: the seed stops before its next insert, answered 503 shutting_down
+   * with how many events were stored (each insert is a whole number of sessions).
+   */
+  signal?: AbortSignal;
 }
 
 const MEAN_EVENTS_PER_SESSION = 2.3; // a little under the profile's ~2.43 so numbers() never runs short
@@ -168,13 +173,7 @@ interface SessionCut {
 /** Sessions per insert (about 600,000 events, 2-3 s here), so a shutdown waits at most one (see `signal`). */
 const SESSIONS_PER_INSERT = 250_000;
 
-/**
- * `signal` (the server is shutting down) stops the seed before its next insert, answered 503
- * shutting_down with how many events were stored (each insert is a whole number of sessions).
- */
-export async function seedEvents(
-  store: Store, site: SiteRef & { timezone?: string }, opts: SeedOptions, signal?: AbortSignal,
-): Promise<{ inserted: number }> {
+export async function seedEvents(store: Store, site: SiteRef & { timezone?: string }, opts: SeedOptions): Promise<{ inserted: number }> {
   const sessions = Math.ceil((opts.events / MEAN_EVENTS_PER_SESSION) * 1.1) + 10;
   const params = {
     site: site.id, domain: site.domain, seed: String(opts.seed), sessions: String(sessions), limit: String(opts.events),
@@ -192,9 +191,9 @@ export async function seedEvents(
   const span = { siteIds: [site.id], minTs: nowMs() - (opts.days + 2) * DAY_MS, maxTs: nowMs() + DAY_MS };
   let stored = 0;
   for (let first = 0; first < cut.sessions; first += chunk) {
-    if (signal?.aborted) {
+    if (opts.signal?.aborted) {
       await feeder.catchUp();
-      throw new AppError(503, 'shutting_down', `the server is shutting down: the seed stopped after ${stored} of ${opts.events} events (whole sessions); seed the rest once the server is back`);
+      throw shuttingDown(`the seed stopped after ${stored} of ${opts.events} events (whole sessions); seed the rest once the server is back`);
     }
     const count = Math.min(chunk, cut.sessions - first);
     await feeder.write(span, () => store.command(insertSql(store), {

@@ -164,10 +164,12 @@ describe('the first-party token (first_party_cookie sites)', () => {
     ['every site drops the event, the cookie site listed second', 'r2', 'r2-other.example', 'tokenFromCookie02'],
   ])('several domains: the token is answered when %s', async (_case, prefix, listedFirst, token) => {
     await svc.tenant({ domain: listedFirst });
-    await cookieSite(`${prefix}-cookie.example`, { allowed_hostnames: [`${prefix}-salted.example`], excluded_paths: ['/admin/**'] });
+    const cookie = await cookieSite(`${prefix}-cookie.example`, { allowed_hostnames: [`${prefix}-salted.example`], excluded_paths: ['/admin/**'] });
     const res = await fromBrowser({ n: 'pageview', u: `https://${prefix}-salted.example/admin/x`, d: `${listedFirst},${prefix}-cookie.example`, visitor: token });
     expect(res.status).toBe(202);
     expect(res.body.visitor).toBe(token);
+    // Every site dropped it: the ids are the cookie site's (the ones its next stored event takes), though listed second.
+    if (prefix === 'r2') expect(res.body.visitor_id).toBe(visitorIdFor(cookie.siteId, token));
   });
 
   test('several domains: the answer carries the cookie site\'s token even when a cookieless site is listed first; cookie sites share one', async () => {
@@ -206,6 +208,26 @@ test('an event dropped by an exclusion answers the visitor\'s real ids and store
   expect(first.body.visitor_id).toBe(next.body.visitor_id);
   expect(first.body.visitor_id).not.toBe(landed.body.visitor_id);
   expect(await names(t.siteId)).toEqual(['pageview', 'pageview']);
+});
+
+test('an excluded country answers real ids on a cookie site (its visitor may pay from elsewhere), a decoy on a hashed-id one', async () => {
+  const send = (domain: string, visitor?: string) => request('POST', `${svc.plainBase}/api/event`, {
+    raw: JSON.stringify({ n: 'pageview', u: `https://${domain}/`, visitor }),
+    headers: { 'content-type': 'text/plain', 'user-agent': 'Mozilla/5.0 Firefox/125.0', 'x-forwarded-for': '81.2.69.160' }, // GB
+  });
+  for (const strategy of ['salted_hash', 'first_party_cookie'] as const) {
+    const domain = `gb-${strategy.replaceAll('_', '-')}.example`;
+    const t = await svc.tenant({ domain, scopes: ['settings:write'] });
+    const settings = (body: object) => svc.api('PATCH', `/sites/${t.siteId}/settings`, { token: t.token, body: { session_strategy: strategy, ...body } });
+    expect((await settings({ excluded_countries: ['gb'] })).status).toBe(200);
+    const dropped = await send(domain, 'tokenFromCookie03');
+    expect(dropped.status).toBe(202);
+    expect(await names(t.siteId)).toEqual([]);
+    expect((await settings({ excluded_countries: [] })).status).toBe(200);
+    const stored = await send(domain, 'tokenFromCookie03');
+    if (strategy === 'first_party_cookie') expect(dropped.body.visitor_id).toBe(stored.body.visitor_id);
+    else expect(dropped.body.visitor_id).not.toBe(stored.body.visitor_id);
+  }
 });
 
 test('an excluded page does not extend the session; another host\'s page answers no real ids', async () => {

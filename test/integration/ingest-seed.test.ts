@@ -152,7 +152,7 @@ test('a seed in several inserts stores exactly the events asked; one stopped by 
   const otherSite = (await svc.running.ctx.repos.getSite(other.siteId))!;
   let looks = 0;
   const shutdown = { get aborted() { return looks++ > 0; } } as AbortSignal;
-  const cut = seedEvents(store, otherSite, { events: 5000, days: 10, seed: 3, sessionsPerInsert: 300 }, shutdown);
+  const cut = seedEvents(store, otherSite, { events: 5000, days: 10, seed: 3, sessionsPerInsert: 300, signal: shutdown });
   await expect(cut).rejects.toMatchObject({ status: 503, code: 'shutting_down' });
   const message = (await cut.catch((e: Error) => e.message)) as string;
   const said = Number(/stopped after (\d+) of 5000 events/.exec(message)?.[1]);
