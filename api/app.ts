@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError, forbidden, invalidRequest, methodNotAllowed, notFound } from '../core/errors';
+import { AppError, methodNotAllowed, notFound } from '../core/errors';
 import { logger } from '../core/logger';
 import { authenticate, authenticateKnown } from './auth';
 import type { AppContext } from './context';
@@ -33,29 +33,6 @@ function servedOverHttps(req: Request): boolean {
   const proto = header.slice(header.lastIndexOf(',') + 1).trim().toLowerCase();
   return proto === '' ? tls : proto === 'https'; // an empty header says nothing: the connection's own word
 }
-
-/**
- * Express decodes path parameters while matching a route and answers a bad escape with its own 400
- * ("Failed to decode param"), before any check of ours. Found first: in the site's place it is the
- * same 403 as any site id that is not a uuid (docs/AUTH.md: nothing tells sites apart); elsewhere a
- * 400 naming the segment.
- */
-function undecodablePath(path: string): AppError | undefined {
-  const segments = path.split('/');
-  for (let i = 0; i < segments.length; i++) {
-    if (!segments[i].includes('%')) continue;
-    try {
-      decodeURIComponent(segments[i]);
-    } catch {
-      if (i === 2 && segments[1].toLowerCase() === 'sites') return forbidden();
-      return invalidRequest(`path: "${segments[i]}" is not valid percent-encoding`);
-    }
-  }
-  return undefined;
-}
-
-/** Paths served outside the registered routes, and their methods (for a 405's Allow). */
-const OWN_PATHS: Record<string, string[]> = { '/openapi.json': ['GET'] };
 
 function requestId(req: Request, res: Response, next: NextFunction) {
   const incoming = req.headers['x-request-id'];
@@ -95,6 +72,7 @@ export function createApp(ctx: AppContext): express.Express {
   // Plain HTTP is refused, never redirected: a redirect would already have leaked the key.
   api.use((req, _res, next) => next(servedOverHttps(req) ? undefined : new AppError(403, 'https_required', 'The API is served over HTTPS only.')));
   api.get('/openapi.json', (_req, res) => void res.json(openApiDocument()));
+  api.all('/openapi.json', (req, _res, next) => next(methodNotAllowed(req.method, ['GET'])));
   api.use(async (req, res, next) => {
     try {
       // Node keeps the first of several Authorization headers; a proxy may read the last. Which key
@@ -118,13 +96,12 @@ export function createApp(ctx: AppContext): express.Express {
       next(err);
     }
   });
-  api.use((req, _res, next) => next(undecodablePath(req.path)));
   // Bodies are read by each route after its scope and reach checks (api/route.ts readBody).
   const registrar = new RouteRegistrar(api, ctx);
   for (const mod of API_ROUTES) mod(registrar);
   // A path that exists under another method is 405 with Allow (RFC 9110), not a misleading 404.
   api.use((req, res, next) => {
-    const allowed = OWN_PATHS[req.path.toLowerCase().replace(/\/$/, '')] ?? methodsAt(req.path);
+    const allowed = methodsAt(req.path);
     if (!allowed.length) return next(notFound('endpoint'));
     next(methodNotAllowed(req.method, allowed));
   });

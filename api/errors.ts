@@ -1,6 +1,26 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { AppError } from '../core/errors';
+import { AppError, forbidden, invalidRequest } from '../core/errors';
 import { logger } from '../core/logger';
+
+/**
+ * Express decodes path parameters while matching a route and throws a URIError ("Failed to decode
+ * param") on a bad escape, before any check of ours. In an API site's place it is the same 403 as
+ * any site id that is not a uuid (docs/AUTH.md: nothing tells sites apart); elsewhere (another path
+ * id, a board's slug) a 400 naming the segment.
+ */
+function undecodablePath(path: string): AppError {
+  const segments = path.split('/');
+  const bad = segments.findIndex((s) => {
+    try {
+      decodeURIComponent(s);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (/^\/api\/v1\/sites\/[^/]*(\/|$)/i.test(path) && bad === 4) return forbidden();
+  return invalidRequest(`path: "${segments[bad] ?? path}" is not valid percent-encoding`);
+}
 
 export function sendError(res: Response, err: AppError): void {
   if (err.headers) res.set(err.headers);
@@ -13,6 +33,7 @@ export function sendError(res: Response, err: AppError): void {
  */
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   if (err instanceof AppError) return sendError(res, err);
+  if (err instanceof URIError) return sendError(res, undecodablePath(req.originalUrl.split('?')[0]));
   // PRODUCT.md §6: bad input is 400 invalid_request with the message naming what was wrong.
   const e = err as { type?: string; status?: number; message?: string };
   if (e?.type === 'entity.parse.failed') {

@@ -76,7 +76,7 @@ export const conflict = (code: ErrorCode, message: string) => new AppError(409, 
  * collection endpoint. HEAD is listed wherever GET is, as every GET answers it (RFC 9110 9.3.2).
  */
 export const methodNotAllowed = (method: string | undefined, allowed: readonly string[]) => {
-  const all = allowed.includes('HEAD') ? allowed : allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+  const all = allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
   return new AppError(405, 'method_not_allowed', `${method} is not a method of this endpoint; it allows ${all.join(', ')}.`, undefined, { Allow: all.join(', ') });
 };
 

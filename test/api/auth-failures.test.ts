@@ -82,6 +82,9 @@ test('a path segment that is not valid percent-encoding: in the site\'s place th
   expect([funnel.status, funnel.body.error.code, funnel.body.error.message]).toEqual([400, 'invalid_request', 'path: "%ZZ" is not valid percent-encoding']);
   // Authentication still comes first.
   expect((await request('GET', `${svc.base}/api/v1/sites/%E0%A4%A/settings`)).status).toBe(401);
+  // The public pages' path ids alike (a board's slug).
+  const board = await request('GET', `${svc.base}/share/%ZZ/data`);
+  expect([board.status, board.body.error.code, board.body.error.message]).toEqual([400, 'invalid_request', 'path: "%ZZ" is not valid percent-encoding']);
 });
 
 test('successful authentications spend nothing of the address budget', async () => {

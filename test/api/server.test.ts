@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import https from 'node:https';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,7 +38,16 @@ API_ROUTES.push((r: RouteRegistrar) =>
 
 // An admin command that runs until the server begins to shut down, to prove the signal reaches it.
 let waitingStarted: () => void = () => undefined;
+let slowStarted: () => void = () => undefined;
 addCommands({
+  // And one that takes 1.5 s whatever happens, to show the other listeners are not kept waiting for it.
+  'test-only slow': {
+    args: z.object({}),
+    run: () => new Promise((resolve) => {
+      slowStarted();
+      setTimeout(resolve, 1500, { slow: true });
+    }),
+  },
   'test-only wait-for-shutdown': {
     args: z.object({}),
     run: (_ctx, _args, _body, shutdown) => new Promise((resolve) => {
@@ -124,6 +133,8 @@ describe('TALLY_TRUST_PROXY', () => {
     }
     expect((await request('GET', plain, { token: t.token, headers: { 'x-forwarded-proto': 'http, https' } })).status).toBe(200);
     expect((await request('GET', plain, { token: t.token, headers: { 'x-forwarded-proto': 'HTTPS' } })).status).toBe(200);
+    // An empty header says nothing: the connection's own word stands (TLS here).
+    expect((await request('GET', `${proxied.base}/api/v1/sites`, { token: t.token, headers: { 'x-forwarded-proto': '' } })).status).toBe(200);
     expect((await request('GET', `${proxied.base}/api/v1/sites`, { token: t.token, headers: { 'x-forwarded-proto': 'Https' } })).status).toBe(200);
   });
 });
@@ -308,23 +319,65 @@ describe('graceful shutdown', () => {
   test('after shutdown begins, answers on a kept-alive connection say Connection: close, so busy clients leave at once', async () => {
     const s = await startTestService();
     const t = await s.tenant();
-    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
-    const get = (p: string) => new Promise<{ status: number; connection?: string; body: string }>((resolve, reject) => {
-      https.get(`${s.base}/api/v1${p}`, { agent, headers: { authorization: `Bearer ${t.token}` } }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }));
-      }).on('error', reject);
-    });
-    expect((await get('/sites')).connection).toBe('keep-alive');
-    const inflight = get('/test-only/slow'); // holds the one socket while shutdown begins
+    // One connection, requests written on it in turn (pipelined behind the slow one), answers read raw.
+    const socket = tls.connect({ host: '127.0.0.1', port: s.running.httpsPort, rejectUnauthorized: false });
+    await once(socket, 'secureConnect');
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString()));
+    const closed = once(socket, 'close');
+    const send = (p: string) => socket.write(`GET /api/v1${p} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.token}\r\n\r\n`);
+    const answers = () => [...text.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/g)]
+      .map((m) => ({ status: Number(m[1]), connection: /^connection: (.*)$/im.exec(m[2])?.[1] }));
+    send('/sites');
+    while (answers().length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(answers()[0].connection).toBe('keep-alive');
+    send('/test-only/slow'); // holds the connection while shutdown begins
     await new Promise((resolve) => setTimeout(resolve, 100));
     const stopped = s.stop();
-    expect((await inflight).status).toBe(200);
-    // The client sends its next request on the same connection: answered, and told to go.
-    const next = await get('/sites');
-    expect([next.status, next.connection]).toEqual([200, 'close']);
+    send('/sites'); // the client's next request on the same connection, sent after the signal
+    await closed; // the server ended the connection after answering it
     await stopped;
-    agent.destroy();
+    const [, inflight, next] = answers();
+    expect(inflight.status).toBe(200);
+    // Answered, and told to go.
+    expect([next.status, next.connection]).toEqual([200, 'close']);
+  });
+
+  test('a connection left idle by an answer given during shutdown is closed then, not at the 5 s idle timeout', async () => {
+    const s = await startTestService();
+    const t = await s.tenant();
+    const socket = tls.connect({ host: '127.0.0.1', port: s.running.httpsPort, rejectUnauthorized: false });
+    await once(socket, 'secureConnect');
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString()));
+    const closed = once(socket, 'close');
+    socket.write(`GET /api/v1/test-only/slow HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.token}\r\n\r\n`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stopped = s.stop();
+    while (!text.includes('finished')) await new Promise((resolve) => setTimeout(resolve, 10));
+    const answered = Date.now();
+    expect(text).toMatch(/connection: keep-alive/i); // its headers were due before the signal's close
+    await closed;
+    // Node's idle timeout is 5 s; the sweep closes it within a tenth of a second (generous bound for a loaded machine).
+    expect(Date.now() - answered).toBeLessThan(2500);
+    await stopped;
+  });
+
+  test('the listeners stop together: one still waiting for an admin command does not keep the others accepting', async () => {
+    const s = await startTestService();
+    const started = new Promise<void>((resolve) => (slowStarted = resolve));
+    const answer = new Promise<number | undefined>((resolve, reject) => {
+      http.request({ socketPath: s.config.adminSocket, method: 'POST', path: '/test-only/slow' }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      }).on('error', reject).end();
+    });
+    await started;
+    const stopped = s.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The admin command has over a second to go; the HTTPS listener has already stopped accepting.
+    await expect(request('GET', `${s.base}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+    expect(await answer).toBe(200);
+    await stopped;
   });
 });
