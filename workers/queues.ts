@@ -59,6 +59,8 @@ export function startQueues(
   const quiet = () => undefined; // outages are reported once by the main Redis handle
 
   const pending: Promise<unknown>[] = [];
+  /** Timer runs under way (Redis down), which close() waits for: storage closes after them. */
+  const timerRuns = new Set<Promise<unknown>>();
   const ctx: WorkerContext = { ...base, enqueue: (queue, payload, jobId) => api.enqueue(queue, payload, jobId) };
   let started = false;
   const repeatable = opts.runWorkers ? jobs.filter((d) => d.repeatEveryMs) : [];
@@ -70,17 +72,22 @@ export function startQueues(
     timers.push(setInterval(() => void (started && redis.isUp() && scheduleAll()), SCHEDULE_REASSERT_MS).unref());
   }
   // While Redis is down, what needs no queue runs on this process's own timer (alerts keep firing),
-  // one timer run at a time (a run can outlast the period). Known gap: when Redis comes back during a
-  // timer run, the queue's first run may start beside it; alert firings are keyed by id, so at worst
-  // one minute's states are written twice from the same prior state.
+  // one timer run at a time (a run can outlast the period); close() waits for the one under way. A
+  // job serialises its own runs within a process (evaluateAlerts does), so a queue run starting as
+  // Redis returns waits for the timer's. Across worker processes each runs its own timer during an
+  // outage: alert firings are keyed by id, so at worst one minute's states are written twice.
   for (const def of repeatable.filter((d) => d.runsWithoutRedis)) {
-    let running = false;
+    let running: Promise<unknown> | null = null;
     timers.push(setInterval(() => {
       if (running || redis.isUp()) return;
-      running = true;
-      def.handler({}, ctx, { made: 0, max: 1 })
+      const run: Promise<unknown> = def.handler({}, ctx, { made: 0, max: 1 })
         .catch((err: Error) => logger.warn({ queue: def.queue, err: err.message }, 'job failed'))
-        .finally(() => (running = false));
+        .finally(() => {
+          running = null;
+          timerRuns.delete(run);
+        });
+      running = run;
+      timerRuns.add(run);
     }, def.repeatEveryMs!).unref());
   }
 
@@ -140,7 +147,7 @@ export function startQueues(
     definition: (queue) => jobs.find((j) => j.queue === queue),
     async close() {
       for (const t of timers) clearInterval(t);
-      await Promise.allSettled(pending);
+      await Promise.allSettled([...pending, ...timerRuns]);
       await Promise.allSettled(workers.map((w) => closeQuietly(w)));
       await Promise.allSettled([...queues.values()].map((q) => closeQuietly(q)));
     },

@@ -75,3 +75,26 @@ test('a run that outlasts the period is not started again beside itself', async 
     await redis.close();
   }
 });
+
+test('close() waits for a timer run under way, so storage is not closed under it', async () => {
+  const redis = connectRedis('redis://127.0.0.1:1', `down-close-${process.pid}`);
+  await redis.attempted;
+  let started = false;
+  let finished = false;
+  const slow: JobDefinition = {
+    queue: 'slow-close', defaultJobOptions: {}, repeatEveryMs: 50, runsWithoutRedis: true,
+    handler: async () => {
+      started = true;
+      await new Promise((r) => setTimeout(r, 400));
+      finished = true;
+    },
+  };
+  const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue'>, { runWorkers: true, jobs: [slow] });
+  try {
+    await waitFor('a timer run', () => started, 5000);
+    await queues.close();
+    expect(finished).toBe(true);
+  } finally {
+    await redis.close();
+  }
+});
