@@ -76,10 +76,17 @@ export class Repos {
     return this.orgs.one('id = {id:UUID}', { id });
   }
 
-  async createUser(orgId: string, email: string, role: Role): Promise<UserRow & { role: Role }> {
-    const user = await this.users.put({ id: newId(), email, created_at: nowCh() });
-    await this.memberships.put({ org_id: orgId, user_id: user.id, role, all_sites: 1, site_ids: [], created_at: nowCh() });
-    return { ...user, role };
+  /** A new member (email lower-cased); 409 when one of the organisation's members has that email. In the team's turn. */
+  createUser(orgId: string, email: string, role: Role): Promise<UserRow & { role: Role }> {
+    const wanted = email.toLowerCase();
+    return this.inTeamTurn(orgId, async () => {
+      const memberIds = (await this.memberships.select('org_id = {o:UUID}', { o: orgId })).map((m) => m.user_id);
+      const taken = memberIds.length > 0 && (await this.users.one('email = {e:String} AND id IN {ids:Array(UUID)}', { e: wanted, ids: memberIds }));
+      if (taken) throw conflict('conflict', `${wanted} is already a member of this organisation`);
+      const user = await this.users.put({ id: newId(), email: wanted, created_at: nowCh() });
+      await this.memberships.put({ org_id: orgId, user_id: user.id, role, all_sites: 1, site_ids: [], created_at: nowCh() });
+      return { ...user, role };
+    });
   }
 
   /**
@@ -87,7 +94,7 @@ export class Repos {
    * each reads the memberships it depends on inside it. Removing a member while their site access
    * was being set wrote the member back (the PATCH had read the row before the removal and wrote it
    * whole after), and a key could then be made for them again; two owners removed at once each saw
-   * the other still there.
+   * the other still there. createUser, createKey and removeUser take it themselves.
    */
   inTeamTurn<T>(orgId: string, task: () => Promise<T>): Promise<T> {
     return this.memberships.exclusive(`org:${orgId}`, task);
@@ -168,9 +175,18 @@ export class Repos {
     return updated;
   }
 
-  async createKey(input: {
+  /**
+   * A new key for a member; undefined when the user is not (or no longer) a member. In the team's
+   * turn: a user remove running meanwhile revokes the keys it lists, so this one must exist before it
+   * lists them or see the member gone.
+   */
+  createKey(input: {
     org_id: string; user_id: string; name?: string; scopes?: readonly Scope[]; site_ids?: string[]; expires_at?: string | null;
-  }): Promise<{ row: KeyRow; token: string }> {
+  }): Promise<{ row: KeyRow; token: string } | undefined> {
+    return this.inTeamTurn(input.org_id, async () => (await this.membership(input.org_id, input.user_id) ? this.putKey(input) : undefined));
+  }
+
+  private async putKey(input: Parameters<Repos['createKey']>[0]): Promise<{ row: KeyRow; token: string }> {
     const token = generateToken();
     const siteIds = [...new Set(input.site_ids ?? [])];
     const row: KeyRow = {
@@ -196,20 +212,18 @@ export class Repos {
    * organisation's last owner cannot be removed (409 last_owner): nobody could then manage its team.
    */
   removeUser(orgId: string, userId: string): Promise<boolean> {
-    return this.inTeamTurn(orgId, () => this.removeMember(orgId, userId));
-  }
-
-  private async removeMember(orgId: string, userId: string): Promise<boolean> {
-    const m = await this.membership(orgId, userId);
-    if (!m) return false;
-    if (m.role === 'owner') {
-      const owners = await this.memberships.select("org_id = {o:UUID} AND role = 'owner'", { o: orgId });
-      if (owners.length <= 1) throw conflict('last_owner', 'This user is the organisation\'s last owner; add another owner first (user create --role owner).');
-    }
-    for (const k of await this.keys.select('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId })) {
-      await this.revokeKey(k);
-    }
-    await this.memberships.remove(m);
-    return true;
+    return this.inTeamTurn(orgId, async () => {
+      const m = await this.membership(orgId, userId);
+      if (!m) return false;
+      if (m.role === 'owner') {
+        const owners = await this.memberships.select("org_id = {o:UUID} AND role = 'owner'", { o: orgId });
+        if (owners.length <= 1) throw conflict('last_owner', 'This user is the organisation\'s last owner; add another owner first (user create --role owner).');
+      }
+      for (const k of await this.keys.select('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId })) {
+        await this.revokeKey(k);
+      }
+      await this.memberships.remove(m);
+      return true;
+    });
   }
 }

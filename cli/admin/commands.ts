@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../api/context';
 import { chToIso } from '../../clickhouse/meta';
 import { ALL_SCOPES, ROLES, type Scope } from '../../core/domain';
-import { AppError, invalidRequest, notFound } from '../../core/errors';
+import { invalidRequest, notFound } from '../../core/errors';
 import { nowMs } from '../../core/clock';
 import { isValidTimeZone } from '../../core/time';
 import { parseInstant } from '../../core/instant';
@@ -79,13 +79,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
     }),
     async run(ctx, a) {
       await requireOrg(ctx, a.org);
-      const email = a.email.toLowerCase();
-      const u = await ctx.repos.inTeamTurn(a.org, async () => {
-        const memberIds = (await ctx.repos.memberships.select('org_id = {o:UUID}', { o: a.org })).map((m) => m.user_id);
-        const taken = memberIds.length > 0 && (await ctx.repos.users.one('email = {e:String} AND id IN {ids:Array(UUID)}', { e: email, ids: memberIds }));
-        if (taken) throw new AppError(409, 'conflict', `${email} is already a member of this organisation`);
-        return ctx.repos.createUser(a.org, email, a.role as 'owner');
-      });
+      const u = await ctx.repos.createUser(a.org, a.email, a.role as 'owner');
       return { id: u.id, email: u.email, role: u.role };
     },
   }),
@@ -136,14 +130,11 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const own = new Set((await ctx.repos.listSites(a.org)).map((s) => s.id));
       const foreign = a.sites.find((s) => !own.has(s));
       if (foreign) throw invalidRequest(`--sites: ${foreign} is not a site of this organisation`);
-      // In the team's turn: a user remove running meanwhile revokes the keys it lists, so this one
-      // must exist before it lists them or see the member gone.
-      const { row, token } = await ctx.repos.inTeamTurn(a.org, async () => {
-        if (!(await ctx.repos.membership(a.org, a.user))) throw invalidRequest('--user is not a member of --org');
-        return ctx.repos.createKey({
-          org_id: a.org, user_id: a.user, name: a.name, scopes: a.scopes as Scope[], site_ids: a.sites, expires_at: a['expires-at'],
-        });
+      const made = await ctx.repos.createKey({
+        org_id: a.org, user_id: a.user, name: a.name, scopes: a.scopes as Scope[], site_ids: a.sites, expires_at: a['expires-at'],
       });
+      if (!made) throw invalidRequest('--user is not a member of --org');
+      const { row, token } = made;
       return { id: row.id, token, scopes: row.scopes, sites: row.all_sites ? null : row.site_ids, expires_at: chToIso(row.expires_at) };
     },
   }),

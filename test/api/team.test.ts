@@ -165,3 +165,13 @@ test('two owners removed at once: one is removed, the other is kept as the last 
   expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
   expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { status: 409, code: 'last_owner' } });
 });
+
+test('concurrent user create of one email makes one member; the others are 409 conflict', async () => {
+  const other = await svc.tenant({ scopes: ['team:read'] });
+  const results = await Promise.allSettled(Array.from({ length: 5 }, () =>
+    svc.admin('user create', { org: other.orgId, email: 'Same@Example.com', role: 'member' })));
+  expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  for (const r of results.filter((x) => x.status === 'rejected')) expect(r).toMatchObject({ reason: { status: 409, code: 'conflict' } });
+  const team = (await svc.api('GET', '/team', { token: other.token })).body.data as { email: string }[];
+  expect(team.filter((m) => m.email === 'same@example.com')).toHaveLength(1);
+});
