@@ -102,7 +102,7 @@ export class MetaTable<Row extends object> {
   }
 
   /** How many live rows `where` finds (the FINAL / is_deleted rule stays here). */
-  async count(where = '1', params: Params = {}): Promise<number> {
+  async count(where: string, params: Params = {}): Promise<number> {
     const rows = await this.store.query<{ n: number }>(
       `SELECT toUInt32(count()) AS n FROM ${this.store.table(this.name)} FINAL WHERE is_deleted = 0 AND (${where})`, params);
     return Number(rows[0]?.n ?? 0);
@@ -158,6 +158,9 @@ export function chToIso(v: string | null | undefined): string | null {
   if (!v) return null;
   return v.replace(' ', 'T') + (v.includes('.') ? 'Z' : '.000Z');
 }
+
+/** A DateTime64(3) column's value as epoch milliseconds. */
+export const chToMs = (v: string): number => Date.parse(chToIso(v)!);
 
 /** An ISO timestamp or Date in the form DateTime64(3) columns take. */
 export function isoToCh(v: Date | string): string {

@@ -14,3 +14,6 @@ export function isValidTimeZone(tz: string): boolean {
  * and the importer refuses events outside them, which no report could ever read.
  */
 export const REPORTABLE = { fromMs: Date.UTC(1970, 0, 1), toMs: Date.UTC(2200, 0, 1) } as const;
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;

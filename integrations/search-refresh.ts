@@ -1,4 +1,4 @@
-import { chToIso } from '../clickhouse/meta';
+import { chToMs } from '../clickhouse/meta';
 import { nowMs } from '../core/clock';
 import { logger } from '../core/logger';
 import { IntegrationRepo, type IntegrationRow } from '../model/integrations';
@@ -65,7 +65,7 @@ async function refreshSite(ctx: WorkerContext, repo: IntegrationRepo, row: Integ
  */
 async function firstDayToRead(ctx: WorkerContext, row: IntegrationRow, today: string): Promise<string> {
   const back = (day: string) => shiftDate(day, -(REFRESH_DAYS - 1));
-  const since = row.refreshed_through || (row.backfill_started_at ? consoleDate(Date.parse(chToIso(row.backfill_started_at)!)) : today);
+  const since = row.refreshed_through || (row.backfill_started_at ? consoleDate(chToMs(row.backfill_started_at)) : today);
   const oldest = await oldestNotFinal(ctx.store, row.site_id);
   const candidates = [back(today), back(since), ...(oldest ? [oldest] : [])].sort();
   const floor = retentionStart(today);

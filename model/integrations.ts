@@ -1,4 +1,4 @@
-import { MetaTable, chToIso, nowCh } from '../clickhouse/meta';
+import { chToIso, chToMs, MetaTable, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
 import { nextVersion } from '../core/ids';
@@ -108,7 +108,7 @@ export class IntegrationRepo {
    * metadata part per notification.
    */
   webhookArrived(siteId: string, row: IntegrationRow): Promise<IntegrationRow | undefined> {
-    const last = row.webhook_last_at ? Date.parse(chToIso(row.webhook_last_at)!) : 0;
+    const last = row.webhook_last_at ? chToMs(row.webhook_last_at) : 0;
     if (nowMs() - last < WEBHOOK_NOTED_EVERY_MS) return Promise.resolve(row);
     return this.update(siteId, (stored) => stored && { ...stored, webhook_last_at: nowCh() });
   }

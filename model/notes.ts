@@ -1,4 +1,4 @@
-import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
+import { chToIso, chToMs, isoToCh, MetaTable, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import type { Site } from '../core/domain';
 import { invalidRequest } from '../core/errors';
@@ -84,7 +84,7 @@ export class NotesRepo {
   async earliest(site: Site, tz: string): Promise<number | null> {
     const [row] = await this.table.select('site_id = {s:UUID}', { s: site.id, wtz: tz }, `ORDER BY ${EFFECTIVE('wtz')} ASC LIMIT 1`);
     if (!row) return null;
-    return row.granularity === 'date' && row.occurred_date ? dayStart(row.occurred_date, tz) : Date.parse(chToIso(row.occurred_at)!);
+    return row.granularity === 'date' && row.occurred_date ? dayStart(row.occurred_date, tz) : chToMs(row.occurred_at);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
+import { chToIso, chToMs, isoToCh, MetaTable, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { nowMs } from '../core/clock';
 import type { Site } from '../core/domain';
@@ -92,7 +92,7 @@ export class ShareRepo {
 }
 
 export const isLive = (row: ShareRow, now = nowMs()) =>
-  !!row.active && (row.expires_at === null || Date.parse(chToIso(row.expires_at)!) > now);
+  !!row.active && (row.expires_at === null || chToMs(row.expires_at) > now);
 
 export const panelsOf = (row: ShareRow): Panels => ({ ...DEFAULT_PANELS, ...(JSON.parse(row.panels) as Partial<Panels>) });
 

@@ -1,6 +1,7 @@
 import crawlers from 'crawler-user-agents';
 import { isbot, isbotMatch } from 'isbot';
 import overrides from '../data/crawler-overrides.json';
+import { stripWww } from './url';
 
 /**
  * Is a user agent a bot, of which kind, which crawler and whose. isbot decides "bot or not";
@@ -42,7 +43,7 @@ const DIRECTORY_HOSTS = new Set(overrides.directoryHosts);
 function operatorFromUrl(url: string | undefined): string {
   if (!url) return '';
   try {
-    const host = new URL(url).hostname.replace(/^www\./, '');
+    const host = stripWww(new URL(url).hostname);
     return DIRECTORY_HOSTS.has(host) ? '' : host;
   } catch {
     return '';

@@ -18,6 +18,7 @@ import { findSession, sessionize, type Sessionable, type SessionizedBatch } from
 import { SiteDirectory, type LiveSite } from './sites';
 import type { DropReason } from './exclusions';
 import { IngestStats } from './stats';
+import { DAY_MS } from '../../core/time';
 
 const keepsCookie = (live: LiveSite) => live.site.session_strategy === 'first_party_cookie';
 
@@ -68,7 +69,6 @@ export interface CollectResult {
 const MAX_BATCH = 5_000;
 const NO_STATES: ReadonlyMap<string, never> = new Map<string, never>();
 const isStored = (r: CollectResult | DropReason): r is CollectResult => typeof r !== 'string';
-const DAY_MS = 86_400_000;
 
 export class Collector {
   readonly stats = new IngestStats();

@@ -3,9 +3,8 @@ import type { Store } from '../../clickhouse/store';
 import { nowCh } from '../../clickhouse/meta';
 import { nowMs } from '../../core/clock';
 import { shuttingDown } from '../../core/errors';
+import { DAY_MS } from '../../core/time';
 import type { SiteRef } from '../event';
-
-const DAY_MS = 86_400_000;
 import { acquisition, bots, BOT_SHARE, clients, HOURS, PATH_COUNT, places, RETURNING_VISITOR_RATIO, TOP_PATHS, type Table } from './profile';
 
 /**

@@ -2,8 +2,7 @@ import { BUCKETS, type BucketUnit } from '../registry/buckets';
 import { wallRanges } from './transitions';
 import { formatLocal, fromWallMs } from './zoned';
 import type { Span } from './resolve';
-
-const DAY_MS = 86_400_000;
+import { DAY_MS } from '../../core/time';
 
 /**
  * The gap-filled bucket labels of a window, made in TypeScript on wall-clock time: every bucket whose

@@ -1,3 +1,4 @@
+import { DAY_MS, HOUR_MS } from '../../core/time';
 import {
   addDays, addMonths, fromWallMs, localToUtc, startOfDay, startOfMonth, startOfYear, wallMs, zonedParts,
   type LocalDateTime,
@@ -21,9 +22,6 @@ export interface Span {
   from: number;
   to: number;
 }
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 
 export interface PeriodContext {
   now: number;

@@ -1,3 +1,4 @@
+import { DAY_MS } from '../../core/time';
 /**
  * Wall-clock arithmetic in an IANA zone with nothing but Intl. Calendar math (days, months) happens
  * on local dates; a local date-time becomes an instant only through `localToUtc`, which resolves DST
@@ -64,8 +65,6 @@ export function offsetMs(ms: number, tz: string): number {
   const whole = Math.floor(ms / 1000) * 1000;
   return wallMs(zonedParts(whole, tz)) - whole;
 }
-
-const DAY_MS = 86_400_000;
 
 /** The instant a local date-time names in `tz` (gaps move forward, overlaps take the earlier instant). */
 export function localToUtc(l: LocalDateTime, tz: string): number {

@@ -1,4 +1,4 @@
-import { chToIso, isoToCh } from '../../clickhouse/meta';
+import { chToMs, isoToCh } from '../../clickhouse/meta';
 import { nowMs } from '../../core/clock';
 import type { Site } from '../../core/domain';
 import { logger } from '../../core/logger';
@@ -53,7 +53,7 @@ async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure:
   const repo = new AlertsRepo(ctx.store);
   // An alert made after the minute boundary is first measured at the next one: its first window
   // would otherwise end before it existed (and its firing be dated before its creation).
-  const alerts = (await repo.enabled()).filter((a) => Date.parse(chToIso(a.created_at)!) <= at);
+  const alerts = (await repo.enabled()).filter((a) => chToMs(a.created_at) <= at);
   const states = await repo.states(alerts.map((a) => a.id));
   const updatedAt = new Map(alerts.map((a) => [a.id, a.updated_at]));
   const sites = new Map<string, { site: Site; retentionDays: number } | null>();
