@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../api/context';
 import { startService, type Running } from '../api/runtime';
-import { COMMANDS } from '../cli/admin/commands';
+import { runCommand } from '../cli/admin/commands';
 import '../cli/admin/seed';
 import { loadConfig } from '../core/config';
 
@@ -15,7 +15,7 @@ export type AdminRun = (cmd: string, args: Record<string, string>) => Promise<an
 
 /** The admin commands of the CLI, run in-process against `ctx` (same validation as the socket). */
 export function adminRunner(ctx: AppContext): AdminRun {
-  return (cmd, args) => COMMANDS[cmd].run(ctx, COMMANDS[cmd].args.parse(args), undefined as never, new AbortController().signal) as Promise<unknown>;
+  return (cmd, args) => runCommand(ctx, cmd, args);
 }
 
 /** The whole service in this process on a fresh data directory, ports chosen by the kernel, no rate limit. */

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import type { AppContext } from '../../api/context';
 import { chToIso } from '../../clickhouse/meta';
@@ -159,6 +160,19 @@ export const COMMANDS: Record<string, AdminCommand> = {
 };
 
 /** Further command sets (events import, seed) register themselves here. */
+/**
+ * A command run in-process against `ctx`, validated as the socket validates it (tests and benches):
+ * `body` feeds streaming commands; flags left undefined are left out. Throws the command's AppError.
+ */
+export function runCommand(ctx: AppContext, name: string, args: Record<string, string | undefined>, body?: string | Buffer): Promise<object> {
+  const def = COMMANDS[name];
+  if (!def) throw new Error(`no admin command ${name}`);
+  const given = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
+  const stream = new PassThrough();
+  stream.end(body ?? '');
+  return def.run(ctx, def.args.parse(given), stream as unknown as IncomingMessage, new AbortController().signal);
+}
+
 export function addCommands(more: Record<string, AdminCommand>): void {
   Object.assign(COMMANDS, more);
 }

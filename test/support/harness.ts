@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
 import { startService, type Running } from '../../api/runtime';
-import { COMMANDS } from '../../cli/admin/commands';
+import { runCommand } from '../../cli/admin/commands';
 import { loadConfig, type Config } from '../../core/config';
 import type { Scope } from '../../core/domain';
 import { request, type HttpResult, type RequestOptions } from './http';
@@ -58,14 +56,8 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   const ctx = running.ctx;
   let domainSeq = 0;
 
-  const admin = async <T>(command: string, args: Record<string, string | undefined>, body?: string | Buffer): Promise<T> => {
-    const def = COMMANDS[command];
-    if (!def) throw new Error(`no admin command ${command}`);
-    const clean = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-    const stream = new PassThrough();
-    stream.end(body ?? '');
-    return (await def.run(ctx, def.args.parse(clean), stream as unknown as IncomingMessage, new AbortController().signal)) as T;
-  };
+  const admin = async <T>(command: string, args: Record<string, string | undefined>, body?: string | Buffer): Promise<T> =>
+    (await runCommand(ctx, command, args, body)) as T;
 
   const tenant: TestService['tenant'] = async (opts = {}) => {
     const org = await admin<{ id: string }>('org create', { name: 'Org ' + suite });
