@@ -316,18 +316,25 @@ describe('graceful shutdown', () => {
     expect(await answer).toEqual({ status: 200, body: '{"told":true}' });
   });
 
-  test('after shutdown begins, answers on a kept-alive connection say Connection: close, so busy clients leave at once', async () => {
-    const s = await startTestService();
-    const t = await s.tenant();
-    // One connection, requests written on it in turn (pipelined behind the slow one), answers read raw.
+  /** One raw TLS connection: requests written on it in turn (pipelined), its answers' heads read back. */
+  async function rawConnection(s: TestService, token: string) {
     const socket = tls.connect({ host: '127.0.0.1', port: s.running.httpsPort, rejectUnauthorized: false });
     await once(socket, 'secureConnect');
     let text = '';
     socket.on('data', (d: Buffer) => (text += d.toString()));
-    const closed = once(socket, 'close');
-    const send = (p: string) => socket.write(`GET /api/v1${p} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.token}\r\n\r\n`);
-    const answers = () => [...text.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/g)]
-      .map((m) => ({ status: Number(m[1]), connection: /^connection: (.*)$/im.exec(m[2])?.[1] }));
+    return {
+      closed: once(socket, 'close'),
+      text: () => text,
+      send: (p: string) => socket.write(`GET /api/v1${p} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`),
+      answers: () => [...text.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/g)]
+        .map((m) => ({ status: Number(m[1]), connection: /^connection: (.*)$/im.exec(m[2])?.[1] })),
+    };
+  }
+
+  test('after shutdown begins, answers on a kept-alive connection say Connection: close, so busy clients leave at once', async () => {
+    const s = await startTestService();
+    const t = await s.tenant();
+    const { closed, send, answers } = await rawConnection(s, t.token);
     send('/sites');
     while (answers().length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(answers()[0].connection).toBe('keep-alive');
@@ -346,17 +353,13 @@ describe('graceful shutdown', () => {
   test('a connection left idle by an answer given during shutdown is closed then, not at the 5 s idle timeout', async () => {
     const s = await startTestService();
     const t = await s.tenant();
-    const socket = tls.connect({ host: '127.0.0.1', port: s.running.httpsPort, rejectUnauthorized: false });
-    await once(socket, 'secureConnect');
-    let text = '';
-    socket.on('data', (d: Buffer) => (text += d.toString()));
-    const closed = once(socket, 'close');
-    socket.write(`GET /api/v1/test-only/slow HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.token}\r\n\r\n`);
+    const { closed, send, text } = await rawConnection(s, t.token);
+    send('/test-only/slow');
     await new Promise((resolve) => setTimeout(resolve, 100));
     const stopped = s.stop();
-    while (!text.includes('finished')) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!text().includes('finished')) await new Promise((resolve) => setTimeout(resolve, 10));
     const answered = Date.now();
-    expect(text).toMatch(/connection: keep-alive/i); // its headers were due before the signal's close
+    expect(text()).toMatch(/connection: keep-alive/i); // its headers were due before the signal's close
     await closed;
     // Node's idle timeout is 5 s; the sweep closes it within a tenth of a second (generous bound for a loaded machine).
     expect(Date.now() - answered).toBeLessThan(2500);
