@@ -21,7 +21,9 @@ const GoalOut = z.object({
 
 const CreateGoal = z.strictObject({
   site_id: z.string().uuid('must be a site uuid'),
-  name: label(120),
+  // A funnel's goal step names a goal or a sent event; these three name the tracker's own events, so a goal
+  // under one of them could never be a step.
+  name: label(120).refine((n) => !BUILTIN_EVENTS.includes(n), 'must not be pageview, exit_link or file_download (the tracker\'s own events)'),
   kind: z.enum(['event', 'page']),
   event_name: verbatim(200)
     .refine((n) => !BUILTIN_EVENTS.includes(n), 'must be a custom event name, not pageview, exit_link or file_download').optional(),
