@@ -99,9 +99,16 @@ function objectId(event: Stripe.Event): string {
   return object.id;
 }
 
-/** The charge a dispute or refund event is about (`charge`, an id or, expanded, the charge). */
-function cuedChargeId(event: Stripe.Event): string {
-  const charge = (event.data as { object?: { charge?: unknown } } | undefined)?.object?.charge;
+/**
+ * The charge a dispute or refund event is about (`charge`, an id or, expanded, the charge). A refund's
+ * `charge` is null when it refunds no charge (a customer balance refund, say): nothing of ours changes,
+ * so it is acknowledged with nothing stored (a 400 would have Stripe redeliver it for days). A dispute
+ * always names its charge, and an event without the field at all is malformed.
+ */
+function cuedChargeId(event: Stripe.Event): string | null {
+  const object = (event.data as { object?: { object?: unknown; charge?: unknown } } | undefined)?.object;
+  const charge = object?.charge;
+  if (charge === null && object?.object === 'refund') return null;
   const id = typeof charge === 'object' && charge ? (charge as { id?: unknown }).id : charge;
   if (typeof id !== 'string' || !id) throw invalidRequest(`The ${event.type} event names no charge.`);
   return id;
@@ -110,7 +117,10 @@ function cuedChargeId(event: Stripe.Event): string {
 /** Rows written for the event (0 for events that change neither a payment nor a lifecycle). */
 async function storeEvent(deps: WebhookDeps, row: IntegrationRow, event: Stripe.Event): Promise<number> {
   if (CHARGE_EVENTS.has(event.type)) return storeCharge(deps, row, objectId(event));
-  if (CHARGE_CUE_EVENTS.has(event.type)) return storeCharge(deps, row, cuedChargeId(event));
+  if (CHARGE_CUE_EVENTS.has(event.type)) {
+    const chargeId = cuedChargeId(event);
+    return chargeId ? storeCharge(deps, row, chargeId) : 0;
+  }
   if (!event.type.startsWith(SUBSCRIPTION_EVENT)) return 0;
   const subscriptionId = objectId(event);
   const kinds = lifecycleKinds(event);

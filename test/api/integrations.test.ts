@@ -557,6 +557,13 @@ describe('webhooks', () => {
     expect((await revenue()).revenue_cents).toBe(before + 1000);
     const nameless = await send(event('refund.updated', { id: 're_wh_2', object: 'refund', status: 'failed' }));
     expect([nameless.status, nameless.body.error.message]).toEqual([400, 'The refund.updated event names no charge.']);
+    // A refund of no charge (Stripe's `charge: null`, a customer balance refund) changes nothing of ours:
+    // acknowledged, so Stripe does not redeliver it, and nothing stored.
+    const chargeless = await send(event('refund.created', { id: 're_wh_3', object: 'refund', amount: 400, charge: null, status: 'succeeded' }));
+    expect([chargeless.status, chargeless.body]).toEqual([200, { received: true, type: 'refund.created', stored: 0 }]);
+    expect((await revenue()).revenue_cents).toBe(before + 1000);
+    const chargelessDispute = await send(event('charge.dispute.created', { id: 'dp_wh_3', object: 'dispute', amount: 400, charge: null }));
+    expect(chargelessDispute.status).toBe(400);
   });
 
   test('a charge read from the old account while the site is re-keyed to another is not stored after the purge: two accounts are never summed', async () => {
