@@ -66,6 +66,8 @@ export interface ResolvedWindow {
   clamped: boolean;
   /** The window asked for, before the retention clamp (a share board hands it to the reports, which clamp alike). */
   asked: Span;
+  /** The instant the window was resolved at (a share board's is rounded to its memo period). */
+  now: number;
 }
 
 /** ISO 8601 with the zone's offset at that instant, to the second: 2026-03-10T00:00:00-04:00. */
@@ -101,7 +103,7 @@ export const windowSpan = (p: WindowParams, fallback: Period, now: number, allFr
 /** The span clamped to retention, remembering what was asked. */
 export function clampWindow(span: Span, tz: string, now: number, retentionDays: number): ResolvedWindow {
   const c = clampToRetention(span, now, retentionDays);
-  return { fromMs: c.from, toMs: c.to, tz, clamped: c.clamped, asked: span };
+  return { fromMs: c.from, toMs: c.to, tz, clamped: c.clamped, asked: span, now };
 }
 
 export const rangeMeta = (w: ResolvedWindow) => ({

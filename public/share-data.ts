@@ -1,6 +1,5 @@
 import type { AppContext } from '../api/context';
 import { funnelReportFor } from '../api/routes/funnels';
-import { nowMs } from '../core/clock';
 import { FunnelsRepo, funnelOut, type Funnel } from '../model/funnels';
 import { isoInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window';
 import { isoInZone as isoWithMillis } from '../query/window/zoned';
@@ -98,9 +97,10 @@ async function boardFunnels(c: BoardContext) {
  * in through `events import` are ordinary events, so imported history is part of it.
  */
 async function importedHistory(c: BoardContext) {
-  const tz = c.window.tz;
-  const from = isoInZone(lookBackStart(nowMs(), c.board.row.max_range_days, tz), tz);
-  const to = isoInZone(nowMs(), tz);
+  // The board's own now (rounded to its memo period), so the history ends where the board's windows do.
+  const { tz, now } = c.window;
+  const from = isoInZone(lookBackStart(now, c.board.row.max_range_days, tz), tz);
+  const to = isoInZone(now, tz);
   const { data, meta } = await c.answer('timeseries', { from, to, unit: c.board.row.max_range_days > 92 ? 'month' : 'day' });
   // The range the series covers: the plan's retention may clamp the board's (meta.range says so).
   return { range: meta.range, series: (data as Row[]).map((r) => ({ bucket: r.bucket, visitors: r.visitors })) };

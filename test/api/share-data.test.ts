@@ -170,7 +170,9 @@ test('imported history states the range its series covers: the plan retention cl
     const board = (await svc.api('PUT', `/sites/${siteId}/share`, { token: two.token, body: { imported_history: true, max_range_days: 90 } })).body.data;
     return (await feed(board.slug, '?period=last7d')).body.data.sections.imported_history;
   };
-  const whole = await history(two.siteIds[0]);
+  // 7 s into the board's 15 s memo period: the history ends at the board's rounded now, as its windows do.
+  setClock('2026-03-10T15:00:07Z');
+  const whole = await history(two.siteIds[0]).finally(() => setClock(NOW));
   expect(whole.range).toEqual({ from: '2025-12-10T15:00:00+00:00', to: '2026-03-10T15:00:00+00:00', tz: 'UTC', clamped: false });
   expect(whole.series[0].bucket).toBe('2025-12-10 00:00:00');
 

@@ -47,7 +47,7 @@ test('a window before the retention cutoff starts at the cutoff with clamped tru
   const w = resolveWindow({ from: '2025-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', tz: 'UTC' }, 'last30d', 30);
   expect(w).toEqual({
     fromMs: Date.parse('2026-02-08T00:00:00Z'), toMs: Date.parse('2026-02-08T00:00:00Z'), tz: 'UTC', clamped: true,
-    asked: { from: Date.parse('2025-01-01T00:00:00Z'), to: Date.parse('2026-01-01T00:00:00Z') },
+    asked: { from: Date.parse('2025-01-01T00:00:00Z'), to: Date.parse('2026-01-01T00:00:00Z') }, now: Date.parse('2026-03-10T00:00:00Z'),
   });
 });
 
