@@ -6,7 +6,7 @@ import { siteZone } from '../query/context';
 import { rangeOrder, windowBound, windowConflict } from '../query/params';
 import { instantMs, unplussed } from '../core/instant';
 import { clampToRetention, PERIODS, resolvePeriod, type Period, type Span } from '../query/window/resolve';
-import { dateInZone, isoInZone as isoWithMillis, localToUtc, parseDate } from '../query/window/zoned';
+import { dateInZone, isoInZone, localToUtc, parseDate } from '../query/window/zoned';
 
 /**
  * The spec's window parameters (period | from+to, tz, bots) resolved to a UTC half-open [from, to)
@@ -71,7 +71,7 @@ export interface ResolvedWindow {
 }
 
 /** ISO 8601 with the zone's offset at that instant, to the second: 2026-03-10T00:00:00-04:00. */
-export const isoInZone = (ms: number, tz: string): string => isoWithMillis(Math.floor(ms / 1000) * 1000, tz);
+export const isoSecondsInZone = (ms: number, tz: string): string => isoInZone(Math.floor(ms / 1000) * 1000, tz);
 
 /** The instant of local midnight starting calendar day y-m-d in tz (days past the month's end roll over). */
 export const zonedMidnight = (y: number, m: number, d: number, tz: string): number =>
@@ -107,7 +107,7 @@ export function clampWindow(span: Span, tz: string, now: number, retentionDays: 
 }
 
 export const rangeMeta = (w: ResolvedWindow) => ({
-  from: isoInZone(w.fromMs, w.tz), to: isoInZone(w.toMs, w.tz), tz: w.tz, clamped: w.clamped,
+  from: isoSecondsInZone(w.fromMs, w.tz), to: isoSecondsInZone(w.toMs, w.tz), tz: w.tz, clamped: w.clamped,
 });
 
 export const hasWindow = (p: { period?: string; from?: string }) => !!(p.period || p.from);

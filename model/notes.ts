@@ -4,7 +4,7 @@ import type { Site } from '../core/domain';
 import { invalidRequest } from '../core/errors';
 import { newId } from '../core/ids';
 import { instantMs } from '../core/instant';
-import { dayStart, isoInZone, localDate, type ResolvedWindow } from './notes-window';
+import { dayStart, isoSecondsInZone, localDate, type ResolvedWindow } from './notes-window';
 import { fetchSize } from '../core/paging';
 
 /**
@@ -113,7 +113,7 @@ export class NotesRepo {
 export function noteOut(row: NoteRow, site: Site, members: ReadonlySet<string>): Note {
   let occurred = chToIso(row.occurred_at)!;
   if (row.granularity === 'date' && row.occurred_date) {
-    occurred = isoInZone(dayStart(row.occurred_date, site.timezone), site.timezone);
+    occurred = isoSecondsInZone(dayStart(row.occurred_date, site.timezone), site.timezone);
   }
   return {
     id: row.id, body: row.body, granularity: row.granularity, occurred_at: occurred,

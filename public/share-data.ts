@@ -1,8 +1,8 @@
 import type { AppContext } from '../api/context';
 import { funnelReportFor } from '../api/routes/funnels';
 import { FunnelsRepo, funnelOut, type Funnel } from '../model/funnels';
-import { isoInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window';
-import { isoInZone as isoWithMillis } from '../query/window/zoned';
+import { isoSecondsInZone, rangeMeta, type ResolvedWindow } from '../model/notes-window';
+import { isoInZone } from '../query/window/zoned';
 import { SECTIONS, type Panels, type Section } from '../model/share';
 import type { LiveBoard } from './share';
 import type { ReportName, runReport } from '../query';
@@ -99,8 +99,8 @@ async function boardFunnels(c: BoardContext) {
 async function importedHistory(c: BoardContext) {
   // The board's own now (rounded to its memo period), so the history ends where the board's windows do.
   const { tz, now } = c.window;
-  const from = isoInZone(lookBackStart(now, c.board.row.max_range_days, tz), tz);
-  const to = isoInZone(now, tz);
+  const from = isoSecondsInZone(lookBackStart(now, c.board.row.max_range_days, tz), tz);
+  const to = isoSecondsInZone(now, tz);
   const { data, meta } = await c.answer('timeseries', { from, to, unit: c.board.row.max_range_days > 92 ? 'month' : 'day' });
   // The range the series covers: the plan's retention may clamp the board's (meta.range says so).
   return { range: meta.range, series: (data as Row[]).map((r) => ({ bucket: r.bucket, visitors: r.visitors })) };
@@ -128,7 +128,7 @@ function withoutGoals<T extends { summary: unknown; sections: Record<string, unk
 export async function boardData(app: AppContext, board: LiveBoard, panels: Panels, window: ResolvedWindow, run: RunReport) {
   // The window as asked: each report clamps it to retention as the API does (a window wholly before the
   // cutoff is empty and `clamped`, where the clamped empty window re-read as from/to was refused).
-  const base = { from: isoWithMillis(window.asked.from, window.tz), to: isoWithMillis(window.asked.to, window.tz), tz: window.tz };
+  const base = { from: isoInZone(window.asked.from, window.tz), to: isoInZone(window.asked.to, window.tz), tz: window.tz };
   // Sections ask for the same report (overview, the channel breakdown): each runs once per board.
   const answers = new Map<string, ReturnType<RunReport>>();
   const c: BoardContext = {

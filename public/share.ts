@@ -5,7 +5,7 @@ import { nowMs } from '../core/clock';
 import { invalidRequest, notFound } from '../core/errors';
 import { ShareRepo, isLive, isSlug, panelsOf, type ShareRow } from '../model/share';
 import { viewCounter } from '../model/share-views';
-import { clampWindow, isoInZone, spelledZone, windowQuery, windowSpan, type Period, type ResolvedWindow } from '../model/notes-window';
+import { clampWindow, isoSecondsInZone, spelledZone, windowQuery, windowSpan, type Period, type ResolvedWindow } from '../model/notes-window';
 import { publicSite, sendFeed, sendNotFoundPage, sendPage, type PublicSite } from './pages';
 import { FeedCache } from './cache';
 import { lookBackStart, resolvePeriod } from '../query/window/resolve';
@@ -57,7 +57,7 @@ export function boardWindow(board: LiveBoard, q: Record<string, string>): Resolv
     throw invalidRequest(`period/from: this board shows at most the last ${max} days (max_range_days)`, { max_range_days: max });
   }
   const latest = resolvePeriod('year', { now, tz, earliestDatum: null }).to;
-  if (span.to > latest) throw invalidRequest(`to: this board shows nothing after the end of this year (${isoInZone(latest, tz)})`);
+  if (span.to > latest) throw invalidRequest(`to: this board shows nothing after the end of this year (${isoSecondsInZone(latest, tz)})`);
   return clampWindow(span, tz, now, board.retentionDays);
 }
 

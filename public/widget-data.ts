@@ -1,6 +1,6 @@
 import type { AppContext } from '../api/context';
 import { nowMs } from '../core/clock';
-import { isoInZone } from '../model/notes-window';
+import { isoSecondsInZone } from '../model/notes-window';
 import type { WidgetType } from '../model/widget';
 import type { ReportName } from '../query';
 import type { RunReport } from './share-data';
@@ -25,7 +25,7 @@ const TYPES = {
     caption: 'last 30 minutes', unit: 'minute',
     window: (now, tz) => {
       const end = Math.floor(now / MINUTE) * MINUTE + MINUTE;
-      return { from: isoInZone(end - 30 * MINUTE, tz), to: isoInZone(end, tz) };
+      return { from: isoSecondsInZone(end - 30 * MINUTE, tz), to: isoSecondsInZone(end, tz) };
     },
   },
   recent: { caption: 'last 24 hours', unit: 'hour', window: () => ({ period: 'last24h' }) },

@@ -1,5 +1,5 @@
 import { setClock } from '../../core/clock';
-import { isoInZone, localDate, resolveWindow, windowQuery, zonedMidnight } from '../../model/notes-window';
+import { isoSecondsInZone, localDate, resolveWindow, windowQuery, zonedMidnight } from '../../model/notes-window';
 import { resolvePeriod } from '../../query/window/resolve';
 
 afterEach(() => setClock(null));
@@ -8,8 +8,8 @@ test('local midnight is found across a DST change', () => {
   // New York springs forward on 8 March 2026: midnight before is -05:00, after is -04:00.
   expect(new Date(zonedMidnight(2026, 3, 8, 'America/New_York')).toISOString()).toBe('2026-03-08T05:00:00.000Z');
   expect(new Date(zonedMidnight(2026, 3, 9, 'America/New_York')).toISOString()).toBe('2026-03-09T04:00:00.000Z');
-  expect(isoInZone(Date.parse('2026-03-09T04:00:00Z'), 'America/New_York')).toBe('2026-03-09T00:00:00-04:00');
-  expect(isoInZone(Date.parse('2026-03-09T04:00:00Z'), 'Asia/Kolkata')).toBe('2026-03-09T09:30:00+05:30');
+  expect(isoSecondsInZone(Date.parse('2026-03-09T04:00:00Z'), 'America/New_York')).toBe('2026-03-09T00:00:00-04:00');
+  expect(isoSecondsInZone(Date.parse('2026-03-09T04:00:00Z'), 'Asia/Kolkata')).toBe('2026-03-09T09:30:00+05:30');
   expect(localDate(Date.parse('2026-03-11T02:00:00Z'), 'America/New_York')).toBe('2026-03-10');
 });
 
@@ -19,12 +19,12 @@ test('a day whose midnight is skipped starts when the clocks jump, as in the rep
   expect(new Date(zonedMidnight(2026, 9, 6, 'America/Santiago')).toISOString()).toBe('2026-09-06T04:00:00.000Z');
   setClock('2026-09-06T15:00:00Z');
   const w = resolveWindow({ period: 'today', tz: 'America/Santiago' }, 'last30d', 1095);
-  expect([isoInZone(w.fromMs, 'America/Santiago'), isoInZone(w.toMs, 'America/Santiago')]).toEqual(['2026-09-06T01:00:00-03:00', '2026-09-07T00:00:00-03:00']);
+  expect([isoSecondsInZone(w.fromMs, 'America/Santiago'), isoSecondsInZone(w.toMs, 'America/Santiago')]).toEqual(['2026-09-06T01:00:00-03:00', '2026-09-07T00:00:00-03:00']);
   expect({ from: w.fromMs, to: w.toMs }).toEqual(resolvePeriod('today', { now: Date.parse('2026-09-06T15:00:00Z'), tz: 'America/Santiago', earliestDatum: null }));
 });
 
 test('instants are written to the second in the zone\'s offset', () => {
-  expect(isoInZone(Date.parse('2026-03-10T15:30:05.987Z'), 'Asia/Kolkata')).toBe('2026-03-10T21:00:05+05:30');
+  expect(isoSecondsInZone(Date.parse('2026-03-10T15:30:05.987Z'), 'Asia/Kolkata')).toBe('2026-03-10T21:00:05+05:30');
 });
 
 test.each([
@@ -39,7 +39,7 @@ test.each([
 ] as const)('period %s in %s resolves to [%s, %s)', (period, tz, from, to) => {
   setClock('2026-03-10T15:30:00Z');
   const w = resolveWindow({ period, tz }, 'last30d', 1095);
-  expect([isoInZone(w.fromMs, tz), isoInZone(w.toMs, tz), w.clamped]).toEqual([from, to, false]);
+  expect([isoSecondsInZone(w.fromMs, tz), isoSecondsInZone(w.toMs, tz), w.clamped]).toEqual([from, to, false]);
 });
 
 test('a window before the retention cutoff starts at the cutoff with clamped true', () => {
