@@ -1,4 +1,5 @@
 import express from 'express';
+import { rollupFeeder } from '../clickhouse/feeder';
 import { methodNotAllowed } from '../core/errors';
 import type { AppContext } from './context';
 import { sendError } from './errors';
@@ -14,8 +15,10 @@ export function probeRouter(ctx: AppContext): express.Router {
   router.get('/readyz', async (_req, res) => {
     const storage = await ctx.store.ping();
     const redis = ctx.redis.isUp();
+    // Catching up after a restart keeps the service ready: ingest is stored meanwhile, reports wait.
+    const rollups = rollupFeeder(ctx.store).catchingUp ? 'catching_up' : 'current';
     res.status(storage ? 200 : 503).json({
-      status: storage ? 'ready' : 'not_ready', storage: storage ? 'up' : 'down', redis: redis ? 'up' : 'down',
+      status: storage ? 'ready' : 'not_ready', storage: storage ? 'up' : 'down', redis: redis ? 'up' : 'down', rollups,
     });
   });
   // Another method is 405 with Allow, as the API and /api/event answer it (was a 404 "page not found").

@@ -29,6 +29,8 @@ export interface Running {
   ctx: AppContext;
   httpsPort: number;
   httpPort: number;
+  /** Resolves when the rollups have caught up with events an earlier process stored unfed (not awaited by start). */
+  rollupsCaughtUp: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -66,7 +68,10 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
       shareRowTurns(store, redisLeases(redis, 'row-turn', ROW_LEASE_MS));
     }
     await redis.attempted;
-    await feeder.start();
+    // Not awaited: after a crash with a large unfed backlog the catch-up takes minutes, and the probes,
+    // ingest and the admin socket must answer meanwhile (a liveness probe would restart the process
+    // before it caught up, again and again). Reports wait for it, up to a few seconds, then answer 503.
+    const rollupsCaughtUp = feeder.start();
     // Stopped after the ingest flush (closers run in reverse): flushed events reach the rollups too.
     closers.push(() => feeder.stop());
     const stopAuthCache = attachAuthCache(repos, store, redis);
@@ -85,7 +90,7 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
     const ports = tls ? await serveApi(ctx, tls, closers) : await serveProbes(ctx, closers);
     logger.info({ ...ports, role: config.role, embedded: store.embedded }, 'tally started');
     let stopping: Promise<void> | null = null;
-    return { ctx, ...ports, stop: () => (stopping ??= closeAll()) };
+    return { ctx, ...ports, rollupsCaughtUp, stop: () => (stopping ??= closeAll()) };
   } catch (err) {
     await closeAll();
     throw err;

@@ -49,6 +49,12 @@ const SOURCE = 'events';
 /** How often finished writes are fed when no report asks first. */
 export const FEED_INTERVAL_MS = 1000;
 
+/**
+ * How long a report waits for the start-up catch-up before it is refused 503: the listeners open while
+ * a large unfed backlog (a crash during a big seed or import) is fed, which can take minutes.
+ */
+const BOOT_WAIT_MS = 5_000;
+
 /** Shared mode: how long a feed waits for another process's feed to release the lease. */
 const LEASE_WAIT_MS = 60_000;
 
@@ -75,15 +81,26 @@ export class RollupFeeder {
   private queued: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private lastFeedFailed = false;
+  /** The start-up catch-up while it runs (blocks this process's earlier life stored unfed). */
+  private booting: Promise<void> | null = null;
+  /**
+   * A feed has covered whole block ranges since the state was read at start. Until then a feed must not
+   * be narrowed to the writes this process knows of: the range also holds an earlier process's unfed
+   * blocks, and live writes may arrive meanwhile (the listeners open before the catch-up ends).
+   */
+  private wholeFed = false;
+  /** Shutdown began during the start-up catch-up: it stops at its next rollup insert. */
+  private stopping = false;
 
   /**
-   * `afterRollup` runs after each rollup's insert: crash tests throw there to cut a feed short.
+   * `afterRollup` runs after each rollup's insert: crash tests throw there to cut a feed short, and
+   * start-up tests hold a feed there.
    * `chunkRows` overrides CHUNK_ROWS (tests cut small feeds into several chunks). `shared` (default:
-   * not embedded) means other processes feed the same tables.
+   * not embedded) means other processes feed the same tables. `bootWaitMs` overrides BOOT_WAIT_MS.
    */
   constructor(
     private readonly store: Store,
-    private readonly opts: { afterRollup?: (table: string) => void; chunkRows?: number; shared?: boolean } = {},
+    private readonly opts: { afterRollup?: (table: string) => void | Promise<void>; chunkRows?: number; shared?: boolean; bootWaitMs?: number } = {},
   ) {}
 
   private lock: FeedLock | null = null;
@@ -114,6 +131,9 @@ export class RollupFeeder {
    * that lack events already acknowledged (the failed range is retried by the next feed).
    */
   async upToDate(): Promise<void> {
+    if (this.booting && !(await settlesWithin(this.booting, this.opts.bootWaitMs ?? BOOT_WAIT_MS))) {
+      throw new AppError(503, 'storage_unavailable', 'Reports are catching up with events stored before the service restarted; try again shortly.', undefined, { 'Retry-After': '5' });
+    }
     await this.catchUp();
     if (this.lastFeedFailed) {
       throw new AppError(503, 'storage_unavailable', 'Recent events are not in the reports yet (the rollup feed failed and is being retried); try again shortly.', undefined, { 'Retry-After': '2' });
@@ -137,22 +157,46 @@ export class RollupFeeder {
     return this.queued;
   }
 
-  /** Finish an interrupted feed and feed whatever was stored unfed, then feed every second. */
-  async start(): Promise<void> {
+  /**
+   * Finish an interrupted feed and feed whatever was stored unfed, then feed every second. Resolves when
+   * that start-up catch-up is done; the service does not wait for it (reports do, up to BOOT_WAIT_MS),
+   * so probes, ingest and the admin socket answer while a large backlog is fed. Throws at once (not a
+   * rejection) for what cannot start at all.
+   */
+  start(): Promise<void> {
     // Refused rather than silently wrong: on a cluster `events` is a Distributed table with no parts
     // of its own, and Replicated tables number blocks before a write commits.
     if (this.store.cluster) throw new Error('CLICKHOUSE_CLUSTER: the rollup feeder does not support cluster mode yet (docs/OPERATIONS.md)');
-    await this.catchUp();
+    const started = Date.now();
+    const booting = this.catchUp().finally(() => {
+      this.booting = null;
+      if (Date.now() - started > BOOT_WAIT_MS) logger.info({ ms: Date.now() - started }, 'rollups caught up with events stored before the start');
+    });
+    this.booting = booting;
     this.timer ??= setInterval(() => {
       if ([...this.pending].some((w) => w.done)) void this.catchUp();
     }, FEED_INTERVAL_MS);
     this.timer.unref();
+    return booting;
   }
 
-  /** Stop the timer after a last feed (shutdown: every acknowledged event reaches the rollups). */
+  /** Catching up with an earlier process's unfed events: reports wait for it (`/readyz` says so). */
+  get catchingUp(): boolean {
+    return this.booting !== null;
+  }
+
+  /**
+   * Stop the timer after a last feed (shutdown: every acknowledged event reaches the rollups). During
+   * the start-up catch-up the feed stops at its next rollup insert instead (a backlog can take minutes,
+   * past the shutdown limit): the watermark records where it stopped, and the next start finishes it.
+   */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.booting) {
+      this.stopping = true;
+      return this.booting;
+    }
     await this.catchUp();
   }
 
@@ -167,7 +211,8 @@ export class RollupFeeder {
     } catch (err) {
       this.state = null;
       this.lastFeedFailed = true;
-      logger.error({ err: (err as Error).message }, 'rollup feed failed; retrying with the next feed');
+      if (err instanceof FeedStopped) logger.info('rollup catch-up stopped for shutdown; the next start finishes it');
+      else logger.error({ err: (err as Error).message }, 'rollup feed failed; retrying with the next feed');
     }
   }
 
@@ -195,8 +240,9 @@ export class RollupFeeder {
     const hi = await this.highestBlock();
     if (hi > state.fed) {
       // Every write registered now (finished or still running) may own blocks <= hi.
-      await this.feedRange(state.fed, hi, this.shared ? null : [...this.pending]);
+      await this.feedRange(state.fed, hi, this.shared || !this.wholeFed ? null : [...this.pending]);
     }
+    this.wholeFed = true;
     for (const w of finished) this.pending.delete(w);
   }
 
@@ -205,9 +251,10 @@ export class RollupFeeder {
     const scope = writes && writes.length ? narrowTo(writes) : null;
     for (const chunk of await this.chunks(lo, hi, scope)) {
       for (const rollup of ROLLUP_FEEDS) {
+        if (this.stopping) throw new FeedStopped();
         const { sql, params } = this.feedSql(rollup, chunk, scope);
         await this.store.command(sql, params, { ...FEED_SETTINGS, insert_deduplication_token: `rollup:${rollup.table}:${chunk.lo}:${chunk.hi}` });
-        this.opts.afterRollup?.(rollup.table);
+        await this.opts.afterRollup?.(rollup.table);
       }
     }
     await this.saveState({ fed: hi, feeding: hi });
@@ -269,6 +316,16 @@ export class RollupFeeder {
     await this.store.insert('rollup_feed', [{ source: SOURCE, fed: s.fed, feeding: s.feeding, version: nextVersion() }]);
     this.state = s;
   }
+}
+
+/** The start-up catch-up cut short by shutdown (its range stays recorded as being fed). */
+class FeedStopped extends Error {}
+
+/** Whether the promise settles within `ms`. */
+function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([p.then(() => true, () => true), late]).finally(() => clearTimeout(timer));
 }
 
 interface BlockRange {

@@ -46,7 +46,7 @@ describe('with Redis unreachable (REDIS_URL=redis://127.0.0.1:1)', () => {
   test('the service starts, serves reads, and /readyz says Redis is down', async () => {
     const ready = await request('GET', `${svc.base}/readyz`);
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', storage: 'up', redis: 'down' });
+    expect(ready.body).toEqual({ status: 'ready', storage: 'up', redis: 'down', rollups: 'current' });
     expect((await svc.api('GET', '/sites', { token })).status).toBe(200);
   });
 

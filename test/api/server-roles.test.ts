@@ -25,12 +25,14 @@ JOBS.push(job);
 const prefix = `tally-test-roles-${randomBytes(4).toString('hex')}`;
 const dataDir = processDataDir;
 
-function start(role: Role, db: string): Promise<Running> {
+async function start(role: Role, db: string): Promise<Running> {
   const config = loadConfig({
     TALLY_DATA_DIR: dataDir, TALLY_HTTPS_PORT: '0', TALLY_HTTP_PORT: '0', TALLY_HOST: '127.0.0.1',
     TALLY_ADMIN_SOCKET: path.join(dataDir, `admin-${db}.sock`), CLICKHOUSE_DATABASE: db,
   });
-  return startService({ ...config, role }, { redisPrefix: prefix });
+  const running = await startService({ ...config, role }, { redisPrefix: prefix });
+  await running.rollupsCaughtUp;
+  return running;
 }
 
 const until = async (ok: () => boolean, ms = 10_000) => {
@@ -61,7 +63,7 @@ test('the worker role opens no HTTPS port and serves only the probes on the plai
   expect(worker.httpsPort).toBe(0);
   const base = `http://127.0.0.1:${worker.httpPort}`;
   expect((await request('GET', `${base}/healthz`)).body).toEqual({ status: 'ok' });
-  expect((await request('GET', `${base}/readyz`)).body).toEqual({ status: 'ready', storage: 'up', redis: 'up' });
+  expect((await request('GET', `${base}/readyz`)).body).toEqual({ status: 'ready', storage: 'up', redis: 'up', rollups: 'current' });
   const api404 = await request('GET', `${base}/api/v1/sites`);
   expect(api404.status).toBe(404);
   expect(api404.body.error.code).toBe('not_found');

@@ -82,7 +82,7 @@ describe('probes', () => {
     expect((await request('GET', `${base}/healthz`)).body).toEqual({ status: 'ok' });
     const ready = await request('GET', `${base}/readyz`);
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', storage: 'up', redis: 'up' });
+    expect(ready.body).toEqual({ status: 'ready', storage: 'up', redis: 'up', rollups: 'current' });
     const post = await request('POST', `${base}/readyz`, { body: {} });
     expect([post.status, post.headers.allow, post.body.error?.code]).toEqual([405, 'GET, HEAD', 'method_not_allowed']);
   });

@@ -254,8 +254,85 @@ test('a shared feeder without a lease to take does not feed', async () => {
 test('cluster mode is refused at start instead of feeding from a table without parts', async () => {
   const clustered = openTestStore(database, { cluster: 'c1' });
   try {
-    await expect(new RollupFeeder(clustered).start()).rejects.toThrow(/CLICKHOUSE_CLUSTER.*cluster mode/);
+    expect(() => new RollupFeeder(clustered).start()).toThrow(/CLICKHOUSE_CLUSTER.*cluster mode/);
   } finally {
     await clustered.close();
   }
+});
+
+/** A start-up feeder whose feed holds after its first rollup insert until `release()`. */
+function heldAtStart(opts: { bootWaitMs?: number } = {}) {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let reached!: () => void;
+  const holding = new Promise<void>((r) => (reached = r));
+  let first = true;
+  const feeder = new RollupFeeder(store, {
+    ...opts,
+    afterRollup: async () => {
+      if (!first) return;
+      first = false;
+      reached();
+      await held;
+    },
+  });
+  return { feeder, holding, release };
+}
+
+describe('the start-up catch-up runs while the service answers', () => {
+  test('a live write arriving before the start-up feed does not narrow it: an earlier process\'s unfed blocks are fed too', async () => {
+    const [earlier, live] = [randomUUID(), randomUUID()];
+    await new RollupFeeder(store).catchUp();
+    await store.insert('events', tenEvents(earlier)); // stored by a process that died before feeding it
+    const feeder = new RollupFeeder(store);
+    // A request already in the batcher when the catch-up reads its range (the listeners are open).
+    let finish!: () => void;
+    const writing = feeder.write(hint(live), () => new Promise<void>((r) => (finish = r)).then(() => store.insert('events', tenEvents(live))));
+    const started = feeder.start();
+    finish();
+    await writing;
+    await started;
+    await feeder.catchUp();
+    expect(await totals(earlier)).toEqual(EXPECTED);
+    expect(await totals(live)).toEqual(EXPECTED);
+    await feeder.stop();
+  });
+
+  test('a report waits for the start-up catch-up, then is refused 503 while it goes on; answered once it is done', async () => {
+    const site = randomUUID();
+    await new RollupFeeder(store).catchUp();
+    await store.insert('events', tenEvents(site));
+    const { feeder, holding, release } = heldAtStart({ bootWaitMs: 200 });
+    const started = feeder.start();
+    await holding;
+    expect(feeder.catchingUp).toBe(true);
+    await expect(feeder.upToDate()).rejects.toMatchObject({
+      status: 503, code: 'storage_unavailable', message: expect.stringContaining('catching up'), headers: { 'Retry-After': '5' },
+    });
+    // A report asked just before the catch-up ends waits for it rather than being refused.
+    const waiting = feeder.upToDate();
+    release();
+    await waiting;
+    await started;
+    expect(feeder.catchingUp).toBe(false);
+    expect(await totals(site)).toEqual(EXPECTED);
+    await feeder.stop();
+  });
+
+  test('shutdown during the start-up catch-up stops it at the next rollup insert; the next start finishes it, each event once', async () => {
+    const site = randomUUID();
+    await new RollupFeeder(store).catchUp();
+    await store.insert('events', tenEvents(site));
+    const { feeder, holding, release } = heldAtStart();
+    void feeder.start();
+    await holding;
+    const stopped = feeder.stop();
+    release();
+    await stopped;
+    const partial = await totals(site);
+    expect(partial.slices_events).toBe(10); // the first rollup's insert ran; the others did not
+    expect(partial.totals_events).toBe(0);
+    await restart();
+    expect(await totals(site)).toEqual(EXPECTED);
+  });
 });

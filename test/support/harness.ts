@@ -51,6 +51,8 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     ...env,
   });
   const running = await startService(config, { redisPrefix: `tally-test-${suite}` });
+  // Suites start on their own fresh database: nothing to catch up, but /readyz should say so at once.
+  await running.rollupsCaughtUp;
   const base = `https://127.0.0.1:${running.httpsPort}`;
   const plainBase = `http://127.0.0.1:${running.httpPort}`;
   const ctx = running.ctx;
