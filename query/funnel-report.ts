@@ -32,13 +32,19 @@ const FUNNEL_WINDOW_MS = {
  * of /pricing matching steps 1 and 2 sorted before a view of / matching step 1, and two events
  * matching the same steps tied: neither chain was found), and within one event the higher step
  * first, so an event can never follow itself. 16 slots hold the 10 steps and the first 16 events of
- * a millisecond. Known limit: with overlapping steps the window's end can admit an event 1 ms late
- * (the ranking shares the key with the timestamp; docs/RESOURCES.md).
+ * a millisecond. Known limit: when the first step's event was not the first ranked of its millisecond
+ * (several events of that millisecond matched the first step), the window's end can admit an event 1 ms
+ * late (the ranking shares the key with the timestamp; docs/RESOURCES.md).
  */
 const KEY_SLOTS = 16;
 const KEY_SCALE = KEY_SLOTS * KEY_SLOTS;
-// The window in key units; the extra units keep its last millisecond inside it.
-const windowKeyUnits = (w: FunnelWindow) => FUNNEL_WINDOW_MS[w] * KEY_SCALE + (KEY_SCALE - 1);
+/**
+ * The window in key units. An entry in the window's last millisecond is at most 15 ordinals and one step
+ * later in key units (16 x 15 - 1 = 239); one a millisecond later is at least 256 - 9 units past, when the
+ * first step's event ranks first in its millisecond (it matched the first step: it does unless another
+ * event of that millisecond did too). 255 extra units let every entry 1 ms late in.
+ */
+const windowKeyUnits = (w: FunnelWindow) => FUNNEL_WINDOW_MS[w] * KEY_SCALE + KEY_SLOTS * (KEY_SLOTS - 1) - 1;
 
 /** One entry per match operator: its SQL over a column and a bound value, and the same test in JS. */
 type Matcher = { sql(column: Expr, value: Expr): Expr; js(v: string, x: string): boolean; value(v: string): string };

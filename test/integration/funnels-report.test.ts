@@ -41,6 +41,7 @@ beforeAll(async () => {
     view('v9', '/pricing', -60 * 24 * 30), goal('v9', 'Signup', -60 * 24 * 30 + 5), // before the window
     view('v10', '/same', 0), goal('v10', 'SameMs', 0), // two events in the same millisecond
     view('v11', '/edge', 0), goal('v11', 'Edge', 60), view('v12', '/edge', 0), goal('v12', 'Edge', 61), // at and past an hour
+    view('v18', '/edge', 0), goal('v18', 'Edge', 60 + 1 / 60_000), // an hour and 1 ms
     // Same millisecond, overlapping steps (an import with whole seconds), on 2 March (outside WINDOW), in file orders both ways:
     view('v13', '/tied/b', MARCH_2), view('v13', '/tied', MARCH_2), // matches step 1 only, then steps 1 and 2
     view('v14', '/tied', MARCH_2), view('v14', '/tied/b', MARCH_2),
@@ -127,7 +128,7 @@ test('one event never counts for two steps: a repeated or overlapping step needs
   expect(visitors(await report(twice))).toEqual([6, 0]);
   // v6's single /about view matches both steps, but it is one view: v6 does not reach step 2.
   const overlap = await create([{ kind: 'view', match: 'starts_with', value: '/' }, { kind: 'view', value: '/about' }]);
-  expect(visitors(await report(overlap))).toEqual([10, 0]);
+  expect(visitors(await report(overlap))).toEqual([11, 0]);
   // Distinct events in the same millisecond still follow each other.
   const same = await create([{ kind: 'view', value: '/same' }, { kind: 'goal', value: 'SameMs' }]);
   expect(visitors(await report(same))).toEqual([1, 1]);
@@ -137,9 +138,9 @@ test('one event never counts for two steps: a repeated or overlapping step needs
   // A step names the event as it was sent: "Spaced " is not trimmed into a name nothing was sent as.
   const spaced = await create([{ kind: 'view', value: '/spaced' }, { kind: 'goal', value: 'Spaced ' }]);
   expect(visitors(await report(spaced, '?from=2026-03-02T00:00:00Z&to=2026-03-03T00:00:00Z'))).toEqual([1, 1]);
-  // The window includes its last millisecond: an hour later still counts, a minute more does not.
+  // The window includes its last millisecond: an hour later still counts, a millisecond more does not.
   const edge = await create([{ kind: 'view', value: '/edge' }, { kind: 'goal', value: 'Edge' }], 3600);
-  expect(visitors(await report(edge))).toEqual([2, 1]);
+  expect(visitors(await report(edge))).toEqual([3, 1]);
 });
 
 test('the window parameters are validated and events outside the window do not count', async () => {
