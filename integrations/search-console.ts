@@ -2,6 +2,7 @@ import { auth, searchconsole, type searchconsole_v1 } from '@googleapis/searchco
 import type { Store } from '../clickhouse/store';
 import { tombstone } from '../clickhouse/tombstones';
 import { nextVersion } from '../core/ids';
+import { pageFields } from '../ingest/enrich/url';
 import type { IntegrationRepo, IntegrationRow } from '../model/integrations';
 import { DAY_TOTAL, SEARCH_TABLE } from '../query/lower/search';
 import { addDays, addMonths, dateInZone, formatDate, parseDate } from '../query/window/zoned';
@@ -103,11 +104,14 @@ export async function dayTotals(sc: searchconsole_v1.Searchconsole, property: st
 /** Days with any impressions, newest first. */
 export const daysWithData = (t: DayTotals): string[] => [...t.byDay.keys()].sort().reverse();
 
-/** `https://Shop.example/a/b?x=1` -> shop.example and /a/b, as event paths are stored. */
+/**
+ * `https://Shop.example/caf%C3%A9?x=1` -> shop.example and /café, as event paths are stored (the same
+ * pageFields: decoded, so a term's page lines up with the page in the event reports and filters).
+ */
 function pageParts(page: string): { hostname: string; path: string } {
   try {
-    const url = new URL(page);
-    return { hostname: url.hostname, path: url.pathname || '/' };
+    const fields = pageFields(new URL(page));
+    return { hostname: fields.hostname, path: fields.pathname };
   } catch {
     return { hostname: '', path: page };
   }

@@ -433,3 +433,23 @@ describe('partial', () => {
     expect(await totals(t, day(6), today)).toMatchObject({ clicks: 1, partial: true });
   });
 });
+
+describe('page paths', () => {
+  test('a search page is spelled as the same page is in the event reports (decoded), so a term\'s page lines up with it', async () => {
+    const t = await svc.tenant({ scopes: ['revenue:write', 'analytics:read'], domain: 'paths.example' });
+    const account = google.serviceAccount('paths');
+    google.grant(account.client_email, 'sc-domain:paths.example');
+    const page = 'https://paths.example/blog/caf%C3%A9/a%2Fb';
+    google.rows('sc-domain:paths.example').push({ date: day(2), query: 'café', page, clicks: 3, impressions: 9, position: 2 });
+    expect((await put(t, { property: 'sc-domain:paths.example', service_account: account })).status).toBe(200);
+    await backfillState(t, 'completed');
+    await svc.admin('events import', { site: t.siteId }, JSON.stringify({ ts: `${day(2)}T10:00:00Z`, name: 'pageview', url: page, visitor: 'v' }));
+    const window = WINDOW(day(2), day(2));
+    const paths = (await svc.api('GET', `/sites/${t.siteId}/breakdowns/path?${window}`, { token: t.token })).body.data;
+    // decodeURI, as ingest: reserved characters (%2F) stay encoded, so segments never change.
+    expect(paths.map((r: { label: string }) => r.label)).toEqual(['/blog/café/a%2Fb']);
+    expect((await terms(t, day(2), day(2)))[0].pages[0].path).toBe(paths[0].label);
+    const pairs = (await svc.api('GET', `/sites/${t.siteId}/search/term-pages?${window}&terms=caf%C3%A9`, { token: t.token })).body.data;
+    expect(pairs[0].path).toBe(paths[0].label);
+  });
+});
