@@ -14,6 +14,7 @@ import { TABLES } from './lower/common';
 import { SEARCH_TABLE } from './lower/search';
 import { and, as, col, eq, fn, lit, param, scalar, select, table } from './sql/ast';
 import { execute } from './execute';
+import { localToUtc, parseDate } from './window/zoned';
 
 /**
  * What the planner needs from outside the request: now, the organisation's retention, the site's
@@ -85,26 +86,27 @@ async function earliestEvent(store: Store, siteId: string): Promise<number | nul
  * FINAL without tombstones, as the reports read them: a purged property's or account's rows (a
  * re-key, a re-sync) must not move where `all` starts.
  */
-async function earliestIn(store: Store, siteId: string, tableName: string, column: string): Promise<number | null> {
+async function earliestIn(store: Store, siteId: string, tableName: string, column: string, tz: string): Promise<number | null> {
   const [row] = await execute<{ first: string | null }>(store, select({
     columns: [as(fn('toString', fn('minOrNull', col(column))), 'first')],
     from: table(tableName, { final: true }), where: and(eq(col('site_id'), param('UUID', siteId)), eq(col('is_deleted'), lit(0))),
   }));
   if (!row?.first) return null;
-  return Date.parse(row.first.length === 10 ? `${row.first}T00:00:00Z` : row.first.replace(' ', 'T') + 'Z');
+  return row.first.length === 10 ? localToUtc(parseDate(row.first), tz) : Date.parse(row.first.replace(' ', 'T') + 'Z');
 }
 
 /**
  * Where `period=all` starts: the site's earliest datum, its first event or, when earlier, its first
  * imported payment or search-console day. A shop whose Stripe or console history predates the
- * tracker would otherwise see less revenue for `all` than for `last7d`. A search day is a date: its
- * 00:00 UTC falls on that date or the one before in every zone, so the day is inside the window.
+ * tracker would otherwise see less revenue for `all` than for `last7d`. A search day is a date: it
+ * starts at that date's midnight in the window's zone (search windows read the dates they span in
+ * their zone), not at 00:00 UTC, which in Los Angeles read as 16:00 the day before.
  */
-export async function earliestDatum(store: Store, siteId: string): Promise<number | null> {
+export async function earliestDatum(store: Store, siteId: string, tz: string): Promise<number | null> {
   const found = await Promise.all([
     earliestEvent(store, siteId),
-    earliestIn(store, siteId, TABLES.payments, 'paid_at'),
-    earliestIn(store, siteId, SEARCH_TABLE, 'date'),
+    earliestIn(store, siteId, TABLES.payments, 'paid_at', tz),
+    earliestIn(store, siteId, SEARCH_TABLE, 'date', tz),
   ]);
   const known = found.filter((ms): ms is number => ms !== null);
   return known.length ? Math.min(...known) : null;
@@ -143,7 +145,7 @@ export async function planContext(store: Store, site: Site, retentionDays: numbe
   // page goal's name would be read as an event name, and crawlers send no events (ai/series read 0).
   const [goals, earliest] = await Promise.all([
     traitsOf(q.report).goals || namesGoal(q.filters) ? siteGoals(store, site.id) : Promise.resolve([]),
-    needsEarliest ? earliestDatum(store, site.id) : Promise.resolve(null),
+    needsEarliest ? earliestDatum(store, site.id, q.tz) : Promise.resolve(null),
   ]);
   // A Goal is a GoalRule (the planner reads only the rule's fields): no per-request copy.
   return { now: nowMs(), retentionDays, earliestDatum: earliest, goals };

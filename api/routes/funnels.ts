@@ -88,7 +88,7 @@ export default function funnelsRoutes(r: RouteRegistrar): void {
       const query = await spelledZone(app.store, asked);
       const funnel = funnelOut(await findFunnel(app, site, params.funnelId));
       // No datum at all: `all` starts at today's midnight, as the analytics reports' does.
-      const earliest = query.period === 'all' ? await earliestDatum(app.store, site.id) : null;
+      const earliest = query.period === 'all' ? await earliestDatum(app.store, site.id, query.tz) : null;
       const window = resolveWindow(query, 'last30d', principal.retentionDays, earliest);
       const data = await funnelReportFor(app, site, funnel, window, query.bots === 'included');
       return { data, meta: { range: rangeMeta(window) } };

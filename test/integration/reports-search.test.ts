@@ -71,6 +71,14 @@ describe('GET /search/totals', () => {
     expect(body.data).toEqual({ clicks: 11, impressions: 110, ctr: 0.1, position: 2.36, partial: false });
   });
 
+  test('period=all starts at the midnight of the first console date in the window\'s zone (not 00:00 UTC: 17:00 the day before in Los Angeles)', async () => {
+    for (const [tz, from] of [['America/Los_Angeles', '2026-05-13T00:00:00-07:00'], ['Pacific/Kiritimati', '2026-05-13T00:00:00+14:00']]) {
+      const body = await s.ok('/search/totals', { period: 'all', tz });
+      expect(body.meta.range).toMatchObject({ from, clamped: false });
+      expect(body.data).toMatchObject({ clicks: 29, impressions: 665 }); // every row, 05-13 included
+    }
+  });
+
   test('null with status 200 for a window without impressions, and for a site without a connection', async () => {
     expect((await s.ok('/search/totals', { from: '2026-05-15T00:00:00Z', to: '2026-05-17T00:00:00Z' })).data).toBeNull();
     const other = await getOther('/search/totals', WEEK);
