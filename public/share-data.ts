@@ -89,7 +89,11 @@ function withoutPayments(f: Funnel): Funnel | null {
 async function boardFunnels(c: BoardContext) {
   const funnels = (await new FunnelsRepo(c.app.store).list(c.board.site.id, { limit: 3, offset: 0 })).slice(0, 3).map(funnelOut)
     .map((f) => (c.money ? f : withoutPayments(f))).filter((f): f is Funnel => f !== null);
-  return Promise.all(funnels.map(async (f) => (await funnelReportFor(c.app, c.board.site, f, c.window, false))));
+  // Without its id: a public page has no use for it, and no other internal id leaves the public feeds.
+  return Promise.all(funnels.map(async (f) => {
+    const { funnel_id: _id, ...report } = await funnelReportFor(c.app, c.board.site, f, c.window, false);
+    return report;
+  }));
 }
 
 /**

@@ -9,6 +9,8 @@
   var el = C.el;
   var slug = document.body.getAttribute('data-slug');
   var app = document.getElementById('app');
+  // The period of the board on screen, once one is drawn.
+  var shown = null;
 
   var PERIODS = [
     ['today', 'Today', 1], ['yesterday', 'Yesterday', 2], ['last24h', 'Last 24 hours', 1], ['last7d', 'Last 7 days', 7],
@@ -115,7 +117,29 @@
     });
     app.replaceChildren(header(d, period || defaultPeriod(d.max_range_days)), figures, el('section', { class: 'panel wide', 'data-panel': 'visitors' }, [el('h2', { text: 'Visitors' }), chart]),
       el('div', { class: 'panels' }, sections), el('footer', {}, [el('span', { text: 'Range: ' + d.range.from + ' – ' + d.range.to + ' (' + d.range.tz + ')' })]));
+    shown = period || defaultPeriod(d.max_range_days);
     document.body.setAttribute('data-ready', 'true');
+  }
+
+  /**
+   * A refused load (429 from a crowd behind one address, 503 overloaded, the board closed meanwhile)
+   * keeps the board already drawn, period selector included, with the reason and a retry above it;
+   * before anything was drawn the reason and the retry are all there is.
+   */
+  function refused(message, period) {
+    var retry = el('button', { type: 'button', class: 'retry', text: 'Try again' });
+    retry.addEventListener('click', function () { load(period); });
+    var banner = el('p', { class: 'error', role: 'alert' }, [el('span', { text: message + ' ' }), retry]);
+    var old = app.querySelector('p.error');
+    if (old) old.remove();
+    if (shown === null) {
+      app.replaceChildren(banner);
+    } else {
+      app.insertBefore(banner, app.children[1] || null);
+      // The figures on screen are still the shown period's: the selector says so again.
+      document.getElementById('period').value = shown;
+    }
+    document.body.setAttribute('data-ready', 'error');
   }
 
   function load(period) {
@@ -123,15 +147,14 @@
     // The board is drawn in the site's own timezone (the server's default for boards).
     var qs = period ? '?period=' + encodeURIComponent(period) : '';
     fetch('/share/' + encodeURIComponent(slug) + '/data' + qs, { credentials: 'omit' })
-      .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); })
+      .catch(function () { throw new Error('The board could not be reached; check the connection.'); })
+      // A proxy's own error page is not JSON: say what failed rather than the parser's words.
+      .then(function (r) { return r.json().catch(function () { return {}; }).then(function (b) { return { ok: r.ok, status: r.status, body: b }; }); })
       .then(function (res) {
-        if (!res.ok) throw new Error((res.body.error && res.body.error.message) || 'The board could not be loaded.');
+        if (!res.ok || !res.body.data) throw new Error((res.body.error && res.body.error.message) || 'The board could not be loaded (HTTP ' + res.status + ').');
         render(res.body.data, period);
       })
-      .catch(function (err) {
-        app.replaceChildren(el('p', { class: 'error', role: 'alert', text: err.message }));
-        document.body.setAttribute('data-ready', 'error');
-      });
+      .catch(function (err) { refused(err.message, period); });
   }
 
   load(null);

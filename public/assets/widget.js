@@ -26,15 +26,30 @@
     document.body.setAttribute('data-ready', 'true');
   }
 
+  var drawn = false;
+
+  /**
+   * A refresh refused for a while (429, 503, a network blip) keeps the figures drawn, marked stale, until
+   * the next minute's refresh; a widget that is gone (404) or was never drawn says it is not available.
+   */
   function load() {
     fetch('/widget/' + encodeURIComponent(slug) + '.json', { credentials: 'omit' })
       .then(function (r) {
-        if (!r.ok) throw new Error('This widget is not available.');
+        if (!r.ok) throw { gone: r.status === 404 };
         return r.json();
       })
-      .then(function (b) { render(b.data); })
+      .then(function (b) {
+        render(b.data);
+        drawn = true;
+        document.body.removeAttribute('data-stale');
+      })
       .catch(function (err) {
-        app.replaceChildren(el('p', { class: 'empty', text: err.message }));
+        if (drawn && !(err && err.gone)) {
+          document.body.setAttribute('data-stale', 'true');
+          return;
+        }
+        drawn = false;
+        app.replaceChildren(el('p', { class: 'empty', text: 'This widget is not available.' }));
         document.body.setAttribute('data-ready', 'error');
       });
   }

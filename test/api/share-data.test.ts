@@ -76,6 +76,9 @@ test('figures match the API for the same window', async () => {
   expect(d.sections.revenue).toMatchObject({ revenue_cents: 4200, payments: 1, currency: 'USD' });
   expect(d.sections.pages.pages).toEqual(await api(`/breakdowns/path${window}&limit=10`));
   expect(d.sections.funnel.funnels).toHaveLength(1);
+  // No internal id leaves the public feed: the funnel is drawn by its name.
+  expect(Object.keys(d.sections.funnel.funnels[0]).sort()).toEqual(['name', 'steps', 'window_seconds']);
+  expect(JSON.stringify(d)).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/);
   expect(d.sections.funnel.funnels[0].steps.map((s: { visitors: number }) => s.visitors)).toEqual([3, 2]);
   expect(d.sections.keywords).toEqual({ available: false, message: expect.any(String) });
   expect(d.sections.ai_panel.assistants.map((r: { label: string }) => r.label)).toEqual(['ChatGPT']);

@@ -100,6 +100,39 @@ test('hostile labels: bidi controls shown, counts kept beside long paths, a long
   expect(errors).toEqual([]);
 });
 
+test('a refused period change keeps the board drawn and its selector, says why, and retries on request', async () => {
+  const board = (await svc.api('GET', `/sites/${t.siteId}/share`, { token: t.token })).body.data;
+  const page = await context.newPage();
+  let refuse = false;
+  await page.route('**/share/*/data*', (route) => (!refuse ? route.continue() : route.fulfill({
+    status: 429, contentType: 'application/json', headers: { 'retry-after': '20' },
+    body: '{"error":{"code":"rate_limited","message":"Too many new views of public figures from this address; retry in 20 s."}}',
+  })));
+  await page.goto(`${svc.base}/share/${board.slug}`);
+  await page.waitForSelector('body[data-ready="true"]');
+  const month = await page.textContent('[data-figure="visitors"] .figure-value');
+  refuse = true;
+  await page.selectOption('#period', 'last7d');
+  await page.waitForSelector('body[data-ready="error"]');
+  expect(await page.textContent('p.error[role="alert"]')).toContain('Too many new views');
+  // The last board drawn stays, and the selector names its period again.
+  expect(await page.textContent('[data-figure="visitors"] .figure-value')).toBe(month);
+  expect(await page.inputValue('#period')).toBe('last30d');
+  refuse = false;
+  await page.click('p.error button.retry');
+  await page.waitForSelector('body[data-ready="true"]');
+  expect(await page.inputValue('#period')).toBe('last7d');
+  expect(await page.$('p.error')).toBeNull();
+  expect(await page.textContent('[data-figure="visitors"] .figure-value')).toBe(fmt((await api('/overview?period=last7d')).visitors));
+  // A proxy's HTML error page on the first load: the reason names the status, with a retry.
+  const first = await context.newPage();
+  await first.route('**/share/*/data*', (route) => route.fulfill({ status: 502, contentType: 'text/html', body: '<html>Bad gateway</html>' }));
+  await first.goto(`${svc.base}/share/${board.slug}`);
+  await first.waitForSelector('body[data-ready="error"]');
+  expect(await first.textContent('p.error')).toContain('The board could not be loaded (HTTP 502).');
+  await Promise.all([page.close(), first.close()]);
+});
+
 test('an inactive board answers 404 in the browser', async () => {
   const board = (await svc.api('GET', `/sites/${t.siteId}/share`, { token: t.token })).body.data;
   await svc.api('DELETE', `/sites/${t.siteId}/share`, { token: t.token });

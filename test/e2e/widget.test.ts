@@ -71,6 +71,31 @@ test('a realtime bar card shows who is online in the last 10 minutes, bar by min
   expect(errors).toEqual([]);
 });
 
+test('a refused refresh keeps the figures drawn, marked stale; a widget gone (404) says it is not available', async () => {
+  const w = await putWidget({ enabled: true, type: 'analytics', metric: 'visitors', chart_style: 'area' });
+  const page = await context.newPage();
+  await page.clock.install();
+  let answer: 'pass' | 429 | 404 = 'pass';
+  await page.route('**/widget/*.json', (route) => (answer === 'pass' ? route.continue() : route.fulfill({
+    status: answer, contentType: 'application/json', body: '{"error":{"code":"refused","message":"refused"}}',
+  })));
+  await page.goto(`${svc.base}/widget/${w.slug}`);
+  await page.waitForSelector('body[data-ready="true"]');
+  const value = await page.getAttribute('[data-figure="value"]', 'data-value');
+  answer = 429;
+  await page.clock.runFor(60_000);
+  await page.waitForSelector('body[data-stale="true"]');
+  expect(await page.getAttribute('[data-figure="value"]', 'data-value')).toBe(value);
+  answer = 'pass';
+  await page.clock.runFor(60_000);
+  await page.waitForFunction(() => !document.body.hasAttribute('data-stale'));
+  answer = 404;
+  await page.clock.runFor(60_000);
+  await page.waitForSelector('body[data-ready="error"]');
+  expect(await page.textContent('p.empty')).toBe('This widget is not available.');
+  await page.close();
+});
+
 test('a disabled widget answers 404 in the frame', async () => {
   const w = await putWidget({ enabled: false });
   const page = await context.newPage();
