@@ -277,6 +277,8 @@ async function refuseBody(req: Request, res: Response): Promise<void> {
 function bodyOf(req: Request): unknown {
   const b = req.body as unknown;
   if (b === undefined) return {};
+  // Every write body is an object: said in the words a malformed body gets (zod's read "expected object, received array").
+  if (Array.isArray(b)) throw invalidRequest('body: must be a JSON object, not an array');
   // Named as the schema's refusals are (`field: problem`), so details.issues holds it too.
   const at = malformedTextAt(b, '', { dotted: true });
   if (at !== null) throw invalidRequest(`${at || 'body'}: ${MALFORMED_TEXT}`);

@@ -181,7 +181,8 @@ test.each([
 
 test('a body that is not a JSON object is refused with a 4xx, never a 500', async () => {
   const raw = (text: string, headers?: Record<string, string>) => svc.api('PATCH', siteUrl, { token: t.token, raw: text, headers });
-  expect((await raw('[1,2]')).status).toBe(400);
+  const array = await raw('[1,2]');
+  expect([array.status, array.body.error.message]).toEqual([400, 'body: must be a JSON object, not an array']);
   expect((await raw('"x"')).status).toBe(400);
   const nul = await raw('null');
   expect([nul.status, nul.body.error.code, nul.body.error.message]).toEqual([400, 'invalid_request', 'body: must be a JSON object (the request body is not valid JSON, or is not an object).']);
