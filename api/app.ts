@@ -54,6 +54,8 @@ export function createApp(ctx: AppContext): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', ctx.config.trustProxy.length ? ctx.config.trustProxy : false);
   app.set('query parser', 'simple');
+  // Paths are matched as written, as /api/event's raw handler does: `/API/V1/SITES` is not the API.
+  app.set('case sensitive routing', true);
   app.use(requestId);
 
   app.use(probeRouter(ctx));
@@ -63,7 +65,7 @@ export function createApp(ctx: AppContext): express.Express {
   const limiter = new KeyRateLimiter(ctx.redis, ctx.config.rateLimitPerMinute);
   const authFailures = new AuthFailureLimiter(ctx.redis, ctx.config.authFailuresPerMinute);
 
-  const api = express.Router();
+  const api = express.Router({ caseSensitive: true });
   // Answers name an organisation's data (and errors its key's standing): no cache may keep them.
   api.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store');
@@ -107,7 +109,7 @@ export function createApp(ctx: AppContext): express.Express {
   });
   app.use('/api/v1', api);
 
-  const pub = express.Router();
+  const pub = express.Router({ caseSensitive: true });
   for (const mod of PUBLIC_ROUTES) mod(pub, ctx);
   app.use(pub);
   app.use((_req, res) => sendError(res, notFound('page')));

@@ -10,7 +10,7 @@ import { AppError, type ErrorCode } from '../core/errors';
  */
 const REFUSALS: Record<string, [status: number, reason: string, code: ErrorCode, message: string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'headers_too_large',
-    'The request line and headers are over 16 KB; send fewer or shorter query parameters (split a long terms list across requests).'],
+    'The request line and headers are over 16 KB; send fewer or shorter query parameters or headers (split a long terms list across requests).'],
   HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'Payload Too Large', 'payload_too_large', 'The chunk extensions of the body are too large.'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time.'],
 };

@@ -10,7 +10,7 @@ import { sendError } from './errors';
  * stays in rotation and reports `redis: "down"`.
  */
 export function probeRouter(ctx: AppContext): express.Router {
-  const router = express.Router();
+  const router = express.Router({ caseSensitive: true });
   router.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   router.get('/readyz', async (_req, res) => {
     const storage = await ctx.store.ping();

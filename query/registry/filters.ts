@@ -1,6 +1,7 @@
 import { BOT_KINDS } from '../../ingest/enrich/bots';
 import { AI_CHANNEL, CHANNELS } from '../../ingest/enrich/channel';
 import { DEVICES } from '../../ingest/enrich/user-agent';
+import { withLeadingSlash } from '../../core/glob';
 import type { FilterNode, RollupSource } from '../ast';
 import { col, eq, str, type Expr } from '../sql/ast';
 import { DIMENSIONS, type DimensionDef, type DimensionKey } from './dimensions';
@@ -69,10 +70,12 @@ const linkFilter = (eventName: string): FilterDef => ({
 });
 
 export const FILTERS = {
-  path: { level: 'event', subject: () => col('pathname'), op: 'equals', rollups: ['pages'] },
-  path_pattern: { level: 'event', subject: () => col('pathname'), op: 'glob', rollups: ['pages'] },
+  // Paths are stored with their leading `/`; a value without one is given it, as settings', goals' and funnel
+  // steps' paths are (`filter_path=pricing` matched nothing, silently).
+  path: { level: 'event', subject: () => col('pathname'), op: 'equals', normalize: withLeadingSlash, rollups: ['pages'] },
+  path_pattern: { level: 'event', subject: () => col('pathname'), op: 'glob', normalize: withLeadingSlash, rollups: ['pages'] },
   hostname: { level: 'event', subject: () => col('hostname'), op: 'equals', normalize: (v) => v.toLowerCase(), rollups: ['pages'] },
-  entry_path: sessionAttr('entry_path'),
+  entry_path: sessionAttr('entry_path', withLeadingSlash),
   exit_link: linkFilter('exit_link'),
   file_download: linkFilter('file_download'),
   goal: { level: 'event', subject: null, op: 'equals', rollups: [] },

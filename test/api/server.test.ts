@@ -239,6 +239,12 @@ describe('requests and errors', () => {
     const page = await request('GET', `${svc.base}/nothing-here`);
     expect(page.status).toBe(404);
     expect(page.body.error.code).toBe('not_found');
+    // Paths are matched as written, as /api/event is: another letter case is not the API, a page or a probe.
+    for (const path of ['/API/V1/SITES', '/api/V1/sites', '/JS/TALLY.JS', '/HEALTHZ']) {
+      const res = await request('GET', `${svc.base}${path}`, { token });
+      expect([path, res.status, res.body.error?.code]).toEqual([path, 404, 'not_found']);
+    }
+    expect((await request('GET', `${svc.base}/api/v1/sites`, { token })).status).toBe(200);
   });
 
   test('a failing handler answers 500 internal with the request id and no stack trace', async () => {

@@ -63,6 +63,18 @@ test('filters combine with AND', async () => {
   expect((await s.ok('/overview', { period: 'last7d', filter_country: 'DE', filter_path: '/docs/a' })).data).toMatchObject({ visitors: 0, views: 0 });
 });
 
+test('a path filter without its leading / is given one, as settings, goals and funnel steps are', async () => {
+  for (const [slashless, slashed] of [
+    [{ filter_path: 'docs/a' }, { filter_path: '/docs/a' }],
+    [{ filter_path_pattern: 'docs/**' }, { filter_path_pattern: '/docs/**' }],
+    [{ filter_entry_path: 'docs/a' }, { filter_entry_path: '/docs/a' }],
+  ]) {
+    const expected = (await s.ok('/overview', { period: 'last7d', ...slashed })).data;
+    expect(expected.visitors).toBeGreaterThan(0);
+    expect((await s.ok('/overview', { period: 'last7d', ...slashless })).data).toEqual(expected);
+  }
+});
+
 test.each([
   [{ filter_pages: '/' }, /^filter_pages: unknown filter/],
   [{ filter_path: '' }, /^filter_path: must not be empty/],
