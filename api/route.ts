@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type Request, type Response, type Router } from 'express';
 import { z, type ZodType } from 'zod';
+import '../core/zod-messages';
 import type { Principal, Scope, Site } from '../core/domain';
 import { AppError, invalidRequest, notFound } from '../core/errors';
 import { isUuid } from '../core/ids';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import './zod-messages';
 
 /**
  * The type error of a body field that tells a missing field from a wrong one. zod 4's schema-level

@@ -37,7 +37,11 @@ export const StepSchema = z.discriminatedUnion(
     viewStep,
     goalStep,
     // A payment step is any succeeded payment of the visitor: there is nothing to match.
-    z.strictObject({ kind: z.literal('payment'), match: z.null().optional(), value: z.null().optional() }),
+    z.strictObject({
+      kind: z.literal('payment'),
+      match: z.null({ error: 'a payment step takes no match' }).optional(),
+      value: z.null({ error: 'a payment step takes no value' }).optional(),
+    }),
   ],
   { error: (i) => (i.code === 'invalid_union' ? 'must be view, goal or payment' : undefined) },
 );

@@ -71,6 +71,10 @@ test.each([
   // Sent goals are custom events: a step equal to a built-in event name could never match.
   [{ ...signup, steps: [{ kind: 'goal', value: 'pageview' }, { kind: 'payment' }] }, 'steps.0.value: must name a goal or custom event; page views are view steps, and exit_link and file_download are reported per link'],
   [{ ...signup, steps: [{ kind: 'goal', value: '   ' }, { kind: 'payment' }] }, 'steps.0.value: must not be blank'],
+  // In the service's words, not zod's ("Invalid input: expected null, received string", "Invalid option: ...").
+  [{ ...signup, steps: [{ kind: 'payment', value: 'x' }, { kind: 'payment' }] }, 'steps.0.value: a payment step takes no value'],
+  [{ ...signup, steps: [{ kind: 'view', match: 'regex', value: 'x' }, { kind: 'payment' }] }, 'steps.0.match: must be one of equals, starts_with, ends_with, contains, glob'],
+  [{ ...signup, steps: [3, { kind: 'payment' }] }, 'steps.0: must be a JSON object'],
 ])('%j is refused as %s', async (body, message) => {
   expect((await svc.api('POST', base(), { token: t.token, body })).body.error.message).toBe(message);
 });

@@ -63,6 +63,9 @@ test('a site id of another account, or one that does not exist, is a 400 naming 
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({ code: 'invalid_request', message: expect.stringContaining(id), details: { site_id: id, issues: [{ path: 'site_ids', message: expect.stringContaining(id) }] } });
   }
+  // A missing or mistyped list says so in the service's words ("Invalid input: expected array, received undefined").
+  expect((await access(member, {})).body.error.message).toBe('site_ids: is required');
+  expect((await access(member, { site_ids: 'x' })).body.error.message).toBe('site_ids: must be an array');
   // Nothing changed.
   const team = await svc.api('GET', '/team', { token: t.token });
   expect(team.body.data.find((m: { user_id: string }) => m.user_id === member).sites).toBeNull();
