@@ -30,8 +30,11 @@ export const windowShape = {
   period: z.enum(PERIODS, { error: `must be one of ${PERIODS.join(', ')}` }).optional(),
   from: boundary('from').optional(),
   to: boundary('to').optional(),
-  tz: z.string().refine(isValidTimeZone, 'must be an IANA timezone such as Europe/Berlin').default('UTC'),
-  bots: z.enum(['excluded', 'included'], { error: 'must be excluded or included' }).default('excluded'),
+  // Refused in the reports' words (query/params parseTz and oneOf), so one parameter reads one way everywhere.
+  tz: z.string().superRefine((v, ctx) => {
+    if (!isValidTimeZone(v)) ctx.addIssue({ code: 'custom', message: `"${v.slice(0, 64)}" is not a known IANA timezone` });
+  }).default('UTC'),
+  bots: z.enum(['excluded', 'included'], { error: 'must be one of excluded, included' }).default('excluded'),
 };
 
 /** Cross-field refusals, in the reports' words: `period` with `from`/`to`, one bound alone, an empty window. */

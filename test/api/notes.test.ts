@@ -122,6 +122,9 @@ describe('listing notes', () => {
   });
 
   test.each([
+    // In the reports' words: one parameter reads one way on every route.
+    ['?period=today&tz=Mars/Olympus', 'tz: "Mars/Olympus" is not a known IANA timezone'],
+    ['?period=today&bots=some', 'bots: must be one of excluded, included'],
     ['?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'from: must be before to'],
     ['?from=2026-01-01T00:00:00Z', 'to: is required when from is given'],
     ['?period=today&to=2026-01-01T00:00:00Z', 'period: cannot be combined with from/to'],

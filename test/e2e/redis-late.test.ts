@@ -51,6 +51,6 @@ test('started without Redis, the server takes Redis up when it comes and keeps s
   // The crash came a moment after Redis was reachable: give the queue connections time to settle.
   await new Promise((r) => setTimeout(r, 4000));
   expect(server!.exitCode).toBeNull();
-  expect(await readyz()).toEqual({ status: 'ready', storage: 'up', redis: 'up' });
+  expect(await readyz()).toEqual({ status: 'ready', storage: 'up', redis: 'up', rollups: 'current' });
   expect(await adminCall(dataDir, 'org create', { name: 'after redis' })).toMatchObject({ name: 'after redis' });
 }, 60_000);
