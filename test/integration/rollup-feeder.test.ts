@@ -260,8 +260,14 @@ test('cluster mode is refused at start instead of feeding from a table without p
   }
 });
 
-/** A start-up feeder whose feed holds after its first rollup insert until `release()`. */
-function heldAtStart(opts: { bootWaitMs?: number } = {}) {
+/**
+ * Ten events an earlier process stored unfed, and a start-up feeder for them whose feed holds after its
+ * first rollup insert until `release()`.
+ */
+async function backlogHeldAtStart(opts: { bootWaitMs?: number } = {}) {
+  const site = randomUUID();
+  await new RollupFeeder(store).catchUp();
+  await store.insert('events', tenEvents(site));
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
   let reached!: () => void;
@@ -276,7 +282,7 @@ function heldAtStart(opts: { bootWaitMs?: number } = {}) {
       await held;
     },
   });
-  return { feeder, holding, release };
+  return { site, feeder, holding, release };
 }
 
 describe('the start-up catch-up runs while the service answers', () => {
@@ -299,10 +305,7 @@ describe('the start-up catch-up runs while the service answers', () => {
   });
 
   test('a report waits for the start-up catch-up, then is refused 503 while it goes on; answered once it is done', async () => {
-    const site = randomUUID();
-    await new RollupFeeder(store).catchUp();
-    await store.insert('events', tenEvents(site));
-    const { feeder, holding, release } = heldAtStart({ bootWaitMs: 200 });
+    const { site, feeder, holding, release } = await backlogHeldAtStart({ bootWaitMs: 200 });
     const started = feeder.start();
     await holding;
     expect(feeder.catchingUp).toBe(true);
@@ -320,10 +323,7 @@ describe('the start-up catch-up runs while the service answers', () => {
   });
 
   test('shutdown during the start-up catch-up stops it at the next rollup insert; the next start finishes it, each event once', async () => {
-    const site = randomUUID();
-    await new RollupFeeder(store).catchUp();
-    await store.insert('events', tenEvents(site));
-    const { feeder, holding, release } = heldAtStart();
+    const { site, feeder, holding, release } = await backlogHeldAtStart();
     void feeder.start();
     await holding;
     const stopped = feeder.stop();
