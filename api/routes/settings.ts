@@ -5,16 +5,17 @@ import { SESSION_STRATEGIES, type Site } from '../../core/domain';
 import { invalidRequest } from '../../core/errors';
 import { isValidTimeZone } from '../../core/time';
 import { isCountryCode } from '../../core/countries';
-import { isHostname, withinDomain } from '../../core/hostname';
+import { asciiHost, isHostname, withinDomain } from '../../core/hostname';
 import type { RouteRegistrar } from '../route';
 import { siteZone } from '../../query/context';
 import { label } from '../../core/fields';
 
-/** A bare hostname, stored lower-case. */
+/** A bare hostname, stored lower-case, a Unicode one in its ASCII (punycode) form, as events carry it. */
 export const hostnameSchema = z
   .string()
   .trim()
   .toLowerCase()
+  .transform(asciiHost)
   .refine(isHostname, 'must be a bare hostname such as example.com (no scheme, port or path)');
 
 /** Codes ICU knows as currencies (ISO 4217): `XYZ` or a typo would make every payment "another currency". */

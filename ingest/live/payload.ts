@@ -2,6 +2,7 @@ import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCe
 import { BoundedMemo } from '../enrich/memo';
 import { MAX_URL_LENGTH, absoluteUrlProblem, parseHttpUrl } from '../enrich/url';
 import { clip, malformedMessage, malformedTextAt } from '../../core/text';
+import { asciiHost } from '../../core/hostname';
 
 /**
  * The body of POST /api/event: Plausible's event payload, long or short field names (`name`/`n`,
@@ -76,10 +77,10 @@ function domainsOf(o: Obj, url: URL): string[] | string {
   const text = d ?? url.hostname.replace(/^www\./, '');
   // One domain is the usual payload: no split, map, filter and Set for it.
   if (!text.includes(',')) {
-    const one = text.trim().toLowerCase();
+    const one = asciiHost(text.trim().toLowerCase());
     return one ? [one] : `${given(o, 'domain', 'd')} must name a site`;
   }
-  const list = text.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  const list = text.split(',').map((x) => asciiHost(x.trim().toLowerCase())).filter(Boolean);
   if (list.length === 0 || list.length > MAX_DOMAINS) {
     return `${given(o, 'domain', 'd')} ${list.length ? `lists at most ${MAX_DOMAINS} sites` : 'must name a site'}`;
   }

@@ -96,6 +96,15 @@ describe('accepted events', () => {
     expect(await rows(b.siteId)).toHaveLength(1);
   });
 
+  test('a site created with a Unicode domain is its ASCII form, as browsers send it: d in Unicode or in punycode, or none, all store', async () => {
+    const u = await svc.tenant({ domain: 'bücher.example' }); // through `site create`, as the CLI would
+    for (const d of ['bücher.example', 'xn--bcher-kva.example', undefined]) {
+      expect((await post({ n: 'pageview', u: 'https://bücher.example/', d })).status).toBe(202);
+    }
+    const stored = await rows(u.siteId);
+    expect(stored.map((r) => r.hostname)).toEqual(['xn--bcher-kva.example', 'xn--bcher-kva.example', 'xn--bcher-kva.example']);
+  });
+
   test('an unknown domain is answered 202 like any other, dropped and counted', async () => {
     const before = collectorOf(svc.running.ctx)!.stats.dropped.unknown_domain;
     const res = await post({ n: 'pageview', u: 'https://nobody-here.example/', d: 'nobody-here.example' });
