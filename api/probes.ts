@@ -15,8 +15,9 @@ export function probeRouter(ctx: AppContext): express.Router {
   router.get('/readyz', async (_req, res) => {
     const storage = await ctx.store.ping();
     const redis = ctx.redis.isUp();
-    // Catching up after a restart keeps the service ready: ingest is stored meanwhile, reports wait.
-    const rollups = rollupFeeder(ctx.store).catchingUp ? 'catching_up' : 'current';
+    // Catching up after a restart, or behind after a failed feed, keeps the service ready: ingest is
+    // stored meanwhile; reports wait or answer 503 until the rollups are current.
+    const rollups = rollupFeeder(ctx.store).health;
     res.status(storage ? 200 : 503).json({
       status: storage ? 'ready' : 'not_ready', storage: storage ? 'up' : 'down', redis: redis ? 'up' : 'down', rollups,
     });

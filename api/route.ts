@@ -134,10 +134,10 @@ const pathPatterns = new Map<string, RegExp>();
 
 /**
  * A route's path as Express matches it: `{siteId}` is one segment, a trailing slash is allowed, and
- * case is ignored (Express routes case-insensitively, so `DELETE /SITES` is the 405 `GET /SITES` implies).
+ * case counts (the routers are case-sensitive, so `GET /SITES` is a 404, and so is `DELETE /SITES`).
  */
 const pathPattern = (path: string): RegExp =>
-  new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}/?$`, 'i');
+  new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}/?$`);
 
 /** The methods of the routes at `path` (under /api/v1), upper case; none for a path no route has. */
 export function methodsAt(path: string): string[] {

@@ -167,6 +167,10 @@ export class RollupFeeder {
     // Refused rather than silently wrong: on a cluster `events` is a Distributed table with no parts
     // of its own, and Replicated tables number blocks before a write commits.
     if (this.store.cluster) throw new Error('CLICKHOUSE_CLUSTER: the rollup feeder does not support cluster mode yet (docs/OPERATIONS.md)');
+    // A start (again, on the same engine: tests) reads its state afresh, as a new process does.
+    this.stopping = false;
+    this.wholeFed = false;
+    this.state = null;
     const started = Date.now();
     const booting = this.catchUp().finally(() => {
       this.booting = null;
@@ -180,9 +184,13 @@ export class RollupFeeder {
     return booting;
   }
 
-  /** Catching up with an earlier process's unfed events: reports wait for it (`/readyz` says so). */
-  get catchingUp(): boolean {
-    return this.booting !== null;
+  /**
+   * For `/readyz`: catching up with an earlier process's unfed events (reports wait, then 503), behind
+   * (the last feed failed: reports 503 until one succeeds), or current.
+   */
+  get health(): 'catching_up' | 'behind' | 'current' {
+    if (this.booting) return 'catching_up';
+    return this.lastFeedFailed ? 'behind' : 'current';
   }
 
   /**
@@ -195,7 +203,11 @@ export class RollupFeeder {
     this.timer = null;
     if (this.booting) {
       this.stopping = true;
-      return this.booting;
+      await this.booting;
+      // A feed a write or report queued meanwhile finds `stopping` and issues nothing; waited for all
+      // the same, so storage is never closed under a statement.
+      await (this.queued ?? this.running);
+      return;
     }
     await this.catchUp();
   }
@@ -205,6 +217,8 @@ export class RollupFeeder {
    * is read again from storage, where the intent to feed it is recorded).
    */
   private async feed(): Promise<void> {
+    // Shutdown cut the start-up catch-up short: the next start finishes it, nothing is fed meanwhile.
+    if (this.stopping) return;
     try {
       await this.feedOrSkip();
       this.lastFeedFailed = false;

@@ -104,6 +104,6 @@ export function globMatch(glob: string, path: string): boolean {
 // A path (or path glob) given without its leading `/` is given one: settings, goals and funnel steps
 // alike. A glob that starts with `*` is kept as given: it already reaches the leading `/` (`**/pricing`
 // matches `/pricing` and `/a/pricing`), and a `/` in front would change what it means (`/**/pricing`
-// misses `/pricing`), where the same glob as a `path_pattern` filter is not rewritten. (Line comments:
-// those globs would end a block comment.)
+// misses `/pricing`); `path_pattern` filters follow the same rule. (Line comments: those globs would
+// end a block comment.)
 export const withLeadingSlash = (p: string): string => (p.startsWith('/') || p.startsWith('*') ? p : `/${p}`);

@@ -10,12 +10,24 @@ const TYPE_NAMES: Record<string, string> = { int: 'an integer', array: 'an array
 
 const shown = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
 
-function bound(kind: 'most' | 'least', origin: string | undefined, limit: unknown, inclusive: boolean | undefined): string {
+function bound(kind: 'most' | 'least', origin: string | undefined, limit: unknown, inclusive: boolean | undefined, exact?: boolean): string {
   const n = Number(limit);
+  if (exact && (origin === 'string' || origin === 'array')) return `must have exactly ${n} ${origin === 'string' ? 'characters' : 'items'}`;
   if (origin === 'string') return kind === 'most' ? `allows at most ${n} characters` : n === 1 ? 'must not be empty' : `needs at least ${n} characters`;
   if (origin === 'array' || origin === 'set') return kind === 'most' ? `allows at most ${n} items` : n === 1 ? 'must not be empty' : `needs at least ${n} items`;
   if (kind === 'most') return inclusive === false ? `must be less than ${n}` : `must be at most ${n}`;
   return inclusive === false ? `must be greater than ${n}` : `must be at least ${n}`;
+}
+
+interface FormatIssue { format: string; pattern?: string; prefix?: string; suffix?: string; includes?: string }
+
+/** A string check's refusal: the pattern or text it wanted, where the check has one. */
+function formatMessage(iss: FormatIssue): string {
+  if (iss.format === 'starts_with') return `must start with "${iss.prefix}"`;
+  if (iss.format === 'ends_with') return `must end with "${iss.suffix}"`;
+  if (iss.format === 'includes') return `must contain "${iss.includes}"`;
+  if (iss.format === 'regex') return `must match ${iss.pattern}`;
+  return `must be a valid ${iss.format}`;
 }
 
 z.config({
@@ -26,11 +38,11 @@ z.config({
       case 'invalid_value':
         return iss.values.length === 1 ? `must be ${shown(iss.values[0])}` : `must be one of ${iss.values.map(shown).join(', ')}`;
       case 'too_big':
-        return bound('most', iss.origin, iss.maximum, iss.inclusive);
+        return bound('most', iss.origin, iss.maximum, iss.inclusive, iss.exact);
       case 'too_small':
-        return bound('least', iss.origin, iss.minimum, iss.inclusive);
+        return bound('least', iss.origin, iss.minimum, iss.inclusive, iss.exact);
       case 'invalid_format':
-        return `must be a valid ${iss.format}`;
+        return formatMessage(iss as unknown as FormatIssue);
       default:
         return undefined;
     }

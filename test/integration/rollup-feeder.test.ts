@@ -264,7 +264,7 @@ test('cluster mode is refused at start instead of feeding from a table without p
  * Ten events an earlier process stored unfed, and a start-up feeder for them whose feed holds after its
  * first rollup insert until `release()`.
  */
-async function backlogHeldAtStart(opts: { bootWaitMs?: number } = {}) {
+async function backlogHeldAtStart(opts: { bootWaitMs?: number; through?: Store } = {}) {
   const site = randomUUID();
   await new RollupFeeder(store).catchUp();
   await store.insert('events', tenEvents(site));
@@ -273,8 +273,8 @@ async function backlogHeldAtStart(opts: { bootWaitMs?: number } = {}) {
   let reached!: () => void;
   const holding = new Promise<void>((r) => (reached = r));
   let first = true;
-  const feeder = new RollupFeeder(store, {
-    ...opts,
+  const feeder = new RollupFeeder(opts.through ?? store, {
+    bootWaitMs: opts.bootWaitMs,
     afterRollup: async () => {
       if (!first) return;
       first = false;
@@ -308,7 +308,7 @@ describe('the start-up catch-up runs while the service answers', () => {
     const { site, feeder, holding, release } = await backlogHeldAtStart({ bootWaitMs: 200 });
     const started = feeder.start();
     await holding;
-    expect(feeder.catchingUp).toBe(true);
+    expect(feeder.health).toBe('catching_up');
     await expect(feeder.upToDate()).rejects.toMatchObject({
       status: 503, code: 'storage_unavailable', message: expect.stringContaining('catching up'), headers: { 'Retry-After': '5' },
     });
@@ -317,7 +317,7 @@ describe('the start-up catch-up runs while the service answers', () => {
     release();
     await waiting;
     await started;
-    expect(feeder.catchingUp).toBe(false);
+    expect(feeder.health).toBe('current');
     expect(await totals(site)).toEqual(EXPECTED);
     await feeder.stop();
   });
@@ -334,5 +334,33 @@ describe('the start-up catch-up runs while the service answers', () => {
     expect(partial.totals_events).toBe(0);
     await restart();
     expect(await totals(site)).toEqual(EXPECTED);
+  });
+
+  test('a feed queued during the start-up catch-up issues nothing once shutdown began: stop() resolves with no statement left to run', async () => {
+    let stopped = false;
+    const late: string[] = [];
+    const note = (what: string) => void (stopped && late.push(what));
+    // The store as the feeder sees it, noting any statement issued after stop() resolved (storage closes next).
+    const through: Store = {
+      ...store,
+      query: (sql, params, settings) => (note(sql), store.query(sql, params, settings)),
+      command: (sql, params, settings) => (note(sql), store.command(sql, params, settings)),
+      insert: (table, rows, settings) => (note(table), store.insert(table, rows, settings)),
+    } as Store;
+    const { feeder, holding, release } = await backlogHeldAtStart({ through });
+    void feeder.start();
+    await holding;
+    // Ingest meanwhile (the listeners are open), and the 1 s timer asks for a feed behind the catch-up.
+    const live = randomUUID();
+    await feeder.write(hint(live), () => store.insert('events', tenEvents(live)));
+    void feeder.catchUp();
+    const stopping = feeder.stop();
+    release();
+    await stopping;
+    stopped = true;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(late).toEqual([]);
+    await restart();
+    expect(await totals(live)).toEqual(EXPECTED);
   });
 });
