@@ -1,4 +1,5 @@
 import type { ClickHouseSettings } from '@clickhouse/client';
+import { settlesWithin } from '../core/deadline';
 import { AppError } from '../core/errors';
 import { nextVersion } from '../core/ids';
 import { logger } from '../core/logger';
@@ -334,13 +335,6 @@ export class RollupFeeder {
 
 /** The start-up catch-up cut short by shutdown (its range stays recorded as being fed). */
 class FeedStopped extends Error {}
-
-/** Whether the promise settles within `ms`. */
-function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  return Promise.race([p.then(() => true, () => true), late]).finally(() => clearTimeout(timer));
-}
 
 interface BlockRange {
   lo: number;

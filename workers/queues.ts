@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import { Queue, Worker, type Job } from 'bullmq';
+import { settlesWithin } from '../core/deadline';
 import { queueUnavailable } from '../core/errors';
 import { logger } from '../core/logger';
 import type { RedisHandle } from '../infra/redis';
@@ -126,23 +127,17 @@ export function startQueues(
       if (!q || !redis.isUp()) throw queueUnavailable();
       // TRAP: the queue connection retries forever (BullMQ needs that), so an add issued just as
       // Redis drops would hang the request; give up after ENQUEUE_TIMEOUT_MS and answer 503.
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('enqueue timed out')), ENQUEUE_TIMEOUT_MS);
-      });
-      try {
-        await Promise.race([q.add(queue, payload, jobId ? { jobId } : undefined), timedOut]);
-      } catch {
+      const added = q.add(queue, payload, jobId ? { jobId } : undefined);
+      if (!(await settlesWithin(added, ENQUEUE_TIMEOUT_MS))) {
+        added.catch(() => undefined); // a late failure has nobody to tell
         throw queueUnavailable();
-      } finally {
-        clearTimeout(timer);
       }
+      await added.catch(() => {
+        throw queueUnavailable();
+      });
     },
     async settled(maxMs) {
-      let timer: NodeJS.Timeout | undefined;
-      const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs)));
-      await Promise.race([Promise.allSettled(pending), limit]);
-      clearTimeout(timer);
+      await settlesWithin(Promise.allSettled(pending), maxMs);
     },
     definition: (queue) => jobs.find((j) => j.queue === queue),
     async close() {
