@@ -159,7 +159,6 @@ export const COMMANDS: Record<string, AdminCommand> = {
   }),
 };
 
-/** Further command sets (events import, seed) register themselves here. */
 /**
  * A command run in-process against `ctx`, validated as the socket validates it (tests and benches):
  * `body` feeds streaming commands; flags left undefined are left out. Throws the command's AppError.
@@ -173,6 +172,7 @@ export function runCommand(ctx: AppContext, name: string, args: Record<string, s
   return def.run(ctx, def.args.parse(given), stream as unknown as IncomingMessage, new AbortController().signal);
 }
 
+/** Further command sets (events import, seed) register themselves here. */
 export function addCommands(more: Record<string, AdminCommand>): void {
   Object.assign(COMMANDS, more);
 }
