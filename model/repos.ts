@@ -1,3 +1,4 @@
+import { domainToUnicode } from 'node:url';
 import { MetaTable, chToIso, isoToCh, nowCh } from '../clickhouse/meta';
 import type { Store } from '../clickhouse/store';
 import { ALL_SCOPES, type Role, type Scope, type SessionStrategy, type Site } from '../core/domain';
@@ -111,7 +112,8 @@ export class Repos {
     return this.claimingDomain(id, domain, async () => {
       const at = nowCh();
       const row: SiteRow = {
-        id, org_id: input.org_id, domain, name: input.name ?? domain, timezone: input.timezone ?? 'UTC',
+        // The name is read by people: a Unicode domain stored as punycode is named as it is written.
+        id, org_id: input.org_id, domain, name: input.name ?? domainToUnicode(domain), timezone: input.timezone ?? 'UTC',
         currency: (input.currency ?? 'USD').toUpperCase(), active: 1, excluded_paths: [], allowed_hostnames: [domain],
         excluded_hostnames: [], excluded_countries: [], session_strategy: 'salted_hash', created_at: at, updated_at: at,
       };

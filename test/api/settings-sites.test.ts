@@ -60,6 +60,12 @@ test('POST /sites creates a site that every all-sites key reaches at once', asyn
   expect((await svc.api('GET', `/sites/${res.body.data.id}/settings`, { token: settings.token })).body.data.allowed_hostnames).toEqual(['new.example.org']);
 });
 
+test('a domain typed in Unicode is kept in its ASCII form, as browsers send it, and names the site as it was written', async () => {
+  const res = await svc.api('POST', '/sites', { token: t.token, body: { domain: 'Bücher.example' } });
+  expect(res.status).toBe(201);
+  expect(res.body.data).toMatchObject({ domain: 'xn--bcher-kva.example', name: 'bücher.example' });
+});
+
 test('POST /sites refuses a taken domain (409), a bad domain, unknown fields and a bad timezone (400)', async () => {
   expect((await svc.api('POST', '/sites', { token: t.token, body: { domain: t.domain } })).status).toBe(409);
   for (const [body, msg] of [
