@@ -58,7 +58,9 @@ export const SettingsPatch = z.strictObject({
   excluded_paths: list('excluded_paths', 50, z.string().max(300), decodedPath).optional(),
   allowed_hostnames: list('allowed_hostnames', MAX_ALLOWED_HOSTNAMES, hostnameSchema).optional(),
   excluded_hostnames: list('excluded_hostnames', 50, hostnameSchema).optional(),
-  excluded_countries: list('excluded_countries', 100, z.string().refine(isCountryCode, 'ISO 3166-1 alpha-2 country codes expected'), undefined,
+  excluded_countries: list('excluded_countries', 100, z.string().superRefine((c, ctx) => {
+    if (!isCountryCode(c)) ctx.addIssue({ code: 'custom', message: `ISO 3166-1 alpha-2 country codes only: "${c.slice(0, 64)}" is not one` });
+  }), undefined,
     { pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code' }).optional(),
   session_strategy: z.enum(SESSION_STRATEGIES as [string, ...string[]]).optional(),
 });

@@ -167,6 +167,7 @@ test.each([
   [{ excluded_hostnames: 'staging.example.com' }, /^excluded_hostnames: must be an array$/],
   [{ excluded_countries: ['USA'] }, /^excluded_countries\.0: ISO 3166-1 alpha-2 country codes/],
   [{ excluded_countries: ['de', 'zz'] }, /^excluded_countries\.1: ISO 3166-1 alpha-2 country codes/],
+  [{ excluded_countries: ['de', 'zz'] }, /: "zz" is not one$/],
   [{ excluded_paths: [''] }, /^excluded_paths\.0: excluded_paths entries must not be empty/],
   [{ excluded_paths: [42] }, /^excluded_paths\.0: /],
   [{ session_strategy: 'fingerprint' }, /^session_strategy: must be one of first_party_cookie, salted_hash, cookieless_strict$/],
