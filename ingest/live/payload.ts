@@ -1,6 +1,6 @@
 import { isError, LINK_EVENTS, linkRequired, parseName, parseProps, parseValueCents, PLAUSIBLE_NAMES, type FieldError } from '../props';
 import { BoundedMemo } from '../enrich/memo';
-import { MAX_URL_LENGTH, absoluteUrlProblem, parseHttpUrl } from '../enrich/url';
+import { MAX_URL_LENGTH, absoluteUrlProblem, parseHttpUrl, stripWww } from '../enrich/url';
 import { clip, malformedMessage, malformedTextAt } from '../../core/text';
 import { asciiHost } from '../../core/hostname';
 
@@ -74,7 +74,7 @@ function hashModeOf(o: Obj): boolean | string {
 function domainsOf(o: Obj, url: URL): string[] | string {
   const d = optionalString(o, 'domain', 'd', 2000);
   if (typeof d === 'object') return d.error;
-  const text = d ?? url.hostname.replace(/^www\./, '');
+  const text = d ?? stripWww(url.hostname);
   // One domain is the usual payload: no split, map, filter and Set for it.
   if (!text.includes(',')) {
     const one = asciiHost(text.trim().toLowerCase());

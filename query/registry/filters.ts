@@ -2,6 +2,7 @@ import { BOT_KINDS } from '../../ingest/enrich/bots';
 import { AI_CHANNEL, CHANNELS } from '../../ingest/enrich/channel';
 import { DEVICES } from '../../ingest/enrich/user-agent';
 import { withLeadingSlash } from '../../core/glob';
+import { stripWww } from '../../ingest/enrich/url';
 import type { FilterNode, RollupSource } from '../ast';
 import { col, eq, str, type Expr } from '../sql/ast';
 import { DIMENSIONS, type DimensionDef, type DimensionKey } from './dimensions';
@@ -85,7 +86,7 @@ export const FILTERS = {
   country: sessionAttr('country', (v) => v.toUpperCase()),
   region: sessionAttr('region'),
   city: sessionAttr('city'),
-  referrer: labelledAttr('referrer', (v) => v.toLowerCase().replace(/^www\./, '')),
+  referrer: labelledAttr('referrer', (v) => stripWww(v.toLowerCase())),
   channel: { ...labelledAttr('channel', inCase(CHANNELS)), values: CHANNELS },
   utm_source: sessionAttr('utm_source'),
   utm_medium: sessionAttr('utm_medium'),
