@@ -40,7 +40,6 @@ const RUNNERS = {
   search_term_pages: runSearchTermPages,
 } satisfies Record<ReportName, ReportRunner>;
 
-/** Parse and plan without running: benchmarks time the runner alone on the planned query. */
 /**
  * `countEveryGoal`: goal figures count every goal, nominated as a revenue signal or not (an alert on a
  * goal measures that goal's completions, each event once, whatever the site nominated).
@@ -49,12 +48,12 @@ export interface ReportOptions {
   countEveryGoal?: boolean;
 }
 
+/** Parse and plan without running: benchmarks time the runner alone on the planned query. */
 export async function planReport(
   store: Store, site: Site, retentionDays: number, report: ReportName, params: Record<string, string | undefined>, opts: ReportOptions = {},
 ) {
   const parsed = parseReport(report, params, site, await zoneCheck(store));
-  const ctx = await planContext(store, site, retentionDays, parsed);
-  return plan(parsed, opts.countEveryGoal ? { ...ctx, goals: ctx.goals.map((g) => ({ ...g, revenue_signal: false })) } : ctx);
+  return plan(parsed, { ...(await planContext(store, site, retentionDays, parsed)), countEveryGoal: opts.countEveryGoal });
 }
 
 export { RUNNERS };

@@ -26,6 +26,8 @@ export interface PlanContext {
   /** The site's earliest datum (event, payment or search day), or null: `period=all` starts there. */
   earliestDatum: number | null;
   goals: readonly GoalRule[];
+  /** Count every goal, whatever the site nominated (an alert on one goal measures that goal's completions). */
+  countEveryGoal?: boolean;
 }
 
 export type Pass = (q: ReportQuery, ctx: PlanContext) => ReportQuery;
@@ -118,7 +120,7 @@ function replaceGoalLeaves(node: FilterNode, catalog: readonly GoalEntry[]): Fil
 export const expandGoalRules: Pass = (q, ctx) => {
   const catalog: GoalEntry[] = ctx.goals.map((g) => ({ label: g.name, match: ruleMatch(g) }));
   const filters = q.filters && replaceGoalLeaves(q.filters, catalog);
-  const nominated = ctx.goals.filter((g) => g.revenue_signal);
+  const nominated = ctx.countEveryGoal ? [] : ctx.goals.filter((g) => g.revenue_signal);
   const everyGoal: GoalMatch = { events: [], pages: [...new Set(ctx.goals.flatMap((g) => (g.kind === 'page' ? [g.path_pattern ?? ''] : [])))].sort(), anyCustom: true };
   const counted = nominated.length ? unionMatch(nominated.map(ruleMatch)) : everyGoal;
   return { ...q, catalog, filters, counted };

@@ -115,9 +115,9 @@
     var sections = d.panels.map(function (name) {
       return el('section', { class: 'panel', 'data-panel': name }, [el('h2', { text: TITLES[name] || name })].concat(DRAW[name](d.sections[name], d)));
     });
-    app.replaceChildren(header(d, period || defaultPeriod(d.max_range_days)), figures, el('section', { class: 'panel wide', 'data-panel': 'visitors' }, [el('h2', { text: 'Visitors' }), chart]),
-      el('div', { class: 'panels' }, sections), el('footer', {}, [el('span', { text: 'Range: ' + d.range.from + ' – ' + d.range.to + ' (' + d.range.tz + ')' })]));
     shown = period || defaultPeriod(d.max_range_days);
+    app.replaceChildren(header(d, shown), figures, el('section', { class: 'panel wide', 'data-panel': 'visitors' }, [el('h2', { text: 'Visitors' }), chart]),
+      el('div', { class: 'panels' }, sections), el('footer', {}, [el('span', { text: 'Range: ' + d.range.from + ' – ' + d.range.to + ' (' + d.range.tz + ')' })]));
     document.body.setAttribute('data-ready', 'true');
   }
 

@@ -1,10 +1,11 @@
-import { DAY_MS } from '../../core/time';
 /**
  * Wall-clock arithmetic in an IANA zone with nothing but Intl. Calendar math (days, months) happens
  * on local dates; a local date-time becomes an instant only through `localToUtc`, which resolves DST
  * gaps and overlaps the way Temporal's 'compatible' mode does (a skipped time moves forward, a
  * repeated time takes its first occurrence). That is what keeps windows right on DST days.
  */
+import { DAY_MS } from '../../core/time';
+
 export interface LocalDateTime {
   year: number;
   month: number; // 1-12
