@@ -84,7 +84,11 @@ export function createApp(ctx: AppContext): express.Express {
       const refused = authFailures.refusal(req.ip);
       const principal = refused
         ? await authenticateKnown(header, ctx.repos.authCache).then((p) => p ?? Promise.reject(refused))
-        : await authenticate(ctx.store, header, ctx.repos.authCache).catch(async (err: unknown) => {
+        : await authenticate(ctx.store, header, ctx.repos.authCache, async () => {
+          // Refused on another process (server mode): no lookup here either.
+          const elsewhere = await authFailures.refusedElsewhere(req.ip);
+          if (elsewhere) throw elsewhere;
+        }).catch(async (err: unknown) => {
           // The failure that spends the address's budget is answered 429 instead of 401.
           const refusal = err instanceof AppError && err.status === 401 ? await authFailures.failed(req.ip) : undefined;
           throw refusal ?? err;

@@ -17,10 +17,17 @@ interface KeyJoinRow {
  * runs. Every failure is the same 401: a caller cannot learn whether a key exists, was revoked or
  * expired. With a cache, a known key costs no query (see model/auth-cache.ts for why that is safe).
  */
-export async function authenticate(store: Store, header: string | undefined, cache?: AuthCache): Promise<Principal> {
+export async function authenticate(
+  store: Store, header: string | undefined, cache?: AuthCache, beforeLookup?: () => Promise<void>,
+): Promise<Principal> {
   const hash = tokenHash(header);
   if (!hash) throw invalidCredential();
-  const key = cache ? await cache.key(hash, () => loadKey(store, hash)) : await loadKey(store, hash);
+  // Only a cache miss queries storage; `beforeLookup` may refuse it (its error is thrown as is).
+  const lookup = async () => {
+    await beforeLookup?.();
+    return loadKey(store, hash);
+  };
+  const key = cache ? await cache.key(hash, lookup) : await lookup();
   const principal = live(key);
   if (!principal) throw invalidCredential();
   return principal;

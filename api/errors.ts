@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { AppError, forbidden, invalidRequest } from '../core/errors';
+import { StorageUnavailable } from '../clickhouse/store';
+import { AppError, forbidden, invalidRequest, storageUnavailable } from '../core/errors';
 import { logger } from '../core/logger';
 
 /**
@@ -33,6 +34,11 @@ export function sendError(res: Response, err: AppError): void {
  */
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   if (err instanceof AppError) return sendError(res, err);
+  // Server mode: ClickHouse unreachable is the service's documented 503, not an internal error.
+  if (err instanceof StorageUnavailable) {
+    (res.locals.log ?? logger).warn({ err: err.message, path: req.path }, 'storage unreachable');
+    return sendError(res, storageUnavailable('Storage is unreachable; try again shortly.', 5));
+  }
   if (err instanceof URIError) return sendError(res, undecodablePath(req.originalUrl.split('?')[0]));
   // PRODUCT.md §6: bad input is 400 invalid_request with the message naming what was wrong.
   const e = err as { type?: string; status?: number; message?: string };

@@ -97,6 +97,25 @@ export class AuthFailureLimiter {
     return this.blocked.size;
   }
 
+  /**
+   * Before a lookup (a key not in this process's principal cache): the 429 when the address spent its
+   * budget on another process (the counts are shared, the memory of refusals is not), else undefined.
+   * Without it a key nobody here resolved lately went on working from a refused address, and made-up
+   * tokens cost each process a lookup, where docs/AUTH.md promises neither. One Redis read per cache
+   * miss, which costs a ClickHouse query anyway; nothing is spent.
+   */
+  async refusedElsewhere(ip: string | undefined): Promise<AppError | undefined> {
+    const client = clientKey(ip);
+    let res: RateLimiterRes | null;
+    try {
+      res = await this.limiter.get(client);
+    } catch {
+      return undefined; // storage failure: the count is not known, so it is not held against the address
+    }
+    if (!res || res.consumedPoints <= this.limiter.points) return undefined;
+    return this.remember(client, res.msBeforeNext);
+  }
+
   /** Counts one failure; answers the 429 to send instead of 401 once the budget is spent. */
   async failed(ip: string | undefined): Promise<AppError | undefined> {
     const client = clientKey(ip);
@@ -105,13 +124,17 @@ export class AuthFailureLimiter {
       return undefined;
     } catch (rej) {
       if (rej instanceof Error) return undefined; // storage failure with no insurance result
-      const left = (rej as RateLimiterRes).msBeforeNext;
-      if (this.blocked.size >= MAX_BLOCKED) this.sweep();
-      const until = Date.now() + left;
-      this.blocked.set(client, until);
-      this.lastUntil = Math.max(this.lastUntil, until);
-      return tooManyFailures(left);
+      return this.remember(client, (rej as RateLimiterRes).msBeforeNext);
     }
+  }
+
+  /** Refuses `client` lookups for `left` ms from now; the 429 that says so. */
+  private remember(client: string, left: number): AppError {
+    if (this.blocked.size >= MAX_BLOCKED) this.sweep();
+    const until = Date.now() + left;
+    this.blocked.set(client, until);
+    this.lastUntil = Math.max(this.lastUntil, until);
+    return tooManyFailures(left);
   }
 
   private sweep(): void {

@@ -7,7 +7,7 @@ import { onMetaWrite, shareRowTurns } from '../clickhouse/meta';
 import { rollupFeeder } from '../clickhouse/feeder';
 import { redisFeedLock } from '../clickhouse/feed-lock';
 import { redisLeases } from '../infra/lease';
-import { migrate } from '../clickhouse/migrate';
+import { migrateShared } from '../clickhouse/migrate';
 import { openStore, type Store } from '../clickhouse/store';
 import { redactUrl, type Config } from '../core/config';
 import { logger } from '../core/logger';
@@ -37,6 +37,9 @@ export interface Running {
 /** A row lease outlives a process that died holding it by at most this. */
 const ROW_LEASE_MS = 10_000;
 
+/** The migration lease is renewed while held; a process that died migrating blocks the next for at most this. */
+const MIGRATION_LEASE_MS = 30_000;
+
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
 const DRAIN_MS = 10_000;
 
@@ -56,10 +59,13 @@ export async function startService(config: Config, opts: { redisPrefix?: string 
   };
   try {
     await reachStorage(store, config);
-    await migrate(store);
-    const repos = new Repos(store);
     const redis = connectRedis(config.redisUrl, opts.redisPrefix ?? config.redisPrefix);
     closers.push(() => redis.close());
+    // Server mode: processes starting together migrate one at a time (Redis lease), so each
+    // migration is applied once.
+    if (!store.embedded) await redis.attempted;
+    await migrateShared(store, store.embedded ? null : redisLeases(redis, 'migrate', MIGRATION_LEASE_MS));
+    const repos = new Repos(store);
     const feeder = rollupFeeder(store);
     // With a ClickHouse server other processes feed the same rollups and edit the same rows: one at
     // a time, by lease.
@@ -160,8 +166,12 @@ async function serveProbes(ctx: AppContext, closers: (() => Promise<void>)[]) {
  * several processes write metadata, so it lives in Redis (see model/auth-cache.ts).
  */
 function attachAuthCache(repos: Repos, store: Store, redis: RedisHandle): () => void {
-  const cache = new AuthCache(store.embedded ? new LocalGeneration() : new RedisGeneration(redis));
+  const generation = store.embedded ? new LocalGeneration() : new RedisGeneration(redis);
+  const cache = new AuthCache(generation);
   repos.authCache = cache;
+  // Ingest's site cache hears of other processes' site saves through the same counter (sites are
+  // among AUTH_TABLES, so every save bumps it). Embedded: one process, onSiteChange says it all.
+  if (!store.embedded) repos.sharedGeneration = generation;
   return onMetaWrite(async (change) => {
     if (change.database === store.database && AUTH_TABLES.has(change.table)) await cache.invalidate();
   });

@@ -104,6 +104,10 @@ key.command('create').requiredOption('--org <org>').requiredOption('--user <user
 key.command('revoke').requiredOption('--key <key>').action(run('key revoke'));
 key.command('list').requiredOption('--org <org>').action(run('key list'));
 
+const retention = group('retention', 'data retention');
+retention.command('purge').description('delete data older than each organisation\'s retention, now').option('--org <org>')
+  .action(run('retention purge'));
+
 const events = group('events', 'events');
 events.command('import').requiredOption('--site <site>').requiredOption('--file <file>', 'NDJSON file, - for stdin')
   .action((o: Opts) => call('events import', { site: o.site }, o.file === '-' ? process.stdin : createReadStream(o.file!)));

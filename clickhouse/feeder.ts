@@ -1,6 +1,6 @@
 import type { ClickHouseSettings } from '@clickhouse/client';
 import { settlesWithin } from '../core/deadline';
-import { AppError } from '../core/errors';
+import { storageUnavailable } from '../core/errors';
 import { nextVersion } from '../core/ids';
 import { logger } from '../core/logger';
 import type { FeedLock } from './feed-lock';
@@ -133,11 +133,11 @@ export class RollupFeeder {
    */
   async upToDate(): Promise<void> {
     if (this.booting && !(await settlesWithin(this.booting, this.opts.bootWaitMs ?? BOOT_WAIT_MS))) {
-      throw new AppError(503, 'storage_unavailable', 'Reports are catching up with events stored before the service restarted; try again shortly.', undefined, { 'Retry-After': '5' });
+      throw storageUnavailable('Reports are catching up with events stored before the service restarted; try again shortly.', 5);
     }
     await this.catchUp();
     if (this.lastFeedFailed) {
-      throw new AppError(503, 'storage_unavailable', 'Recent events are not in the reports yet (the rollup feed failed and is being retried); try again shortly.', undefined, { 'Retry-After': '2' });
+      throw storageUnavailable('Recent events are not in the reports yet (the rollup feed failed and is being retried); try again shortly.', 2);
     }
   }
 

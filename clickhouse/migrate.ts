@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../core/paths';
 import { logger } from '../core/logger';
+import type { Leases } from '../infra/lease';
 import { renderMigration, type RenderTarget } from './render';
 import type { Store } from './store';
 
@@ -58,4 +59,26 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
     applied.push(m.version);
   }
   return applied;
+}
+
+/** How long a starting process waits for another one's migrations before it gives up starting. */
+const MIGRATION_WAIT_MS = 5 * 60_000;
+
+/**
+ * `migrate`, one process at a time where several share the database (server mode). Processes started
+ * together (api replicas and the worker of one deployment) each read schema_migrations before any had
+ * recorded a version, so each applied every migration: every version was recorded two or three
+ * times, and the DDL ran concurrently on the same tables (a data migration such as 0400's INSERT ran
+ * once per process). Under a Redis lease the later process finds the versions recorded and applies
+ * nothing. Without Redis the processes migrate as before (the statements are idempotent), logged.
+ */
+export async function migrateShared(store: Store, leases: Leases | null, migrations = loadMigrations(), waitMs = MIGRATION_WAIT_MS): Promise<number[]> {
+  if (!leases) return migrate(store, migrations);
+  const outcome = await leases.run(store.database, () => migrate(store, migrations), waitMs);
+  if (outcome.held) return outcome.value;
+  if (outcome.why === 'busy') {
+    throw new Error(`CLICKHOUSE_DATABASE: another process kept migrating ${store.database} for over ${Math.round(waitMs / 1000)} s (Redis lease migrate:${store.database}); start again when it is done`);
+  }
+  logger.warn({ database: store.database }, 'migrating without the cross-process lease (Redis unreachable): processes starting together may apply the same migrations');
+  return migrate(store, migrations);
 }

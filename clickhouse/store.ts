@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createClient, type ClickHouseClient, type ClickHouseSettings, type Logger } from '@clickhouse/client';
+import { ClickHouseError, createClient, type ClickHouseClient, type ClickHouseSettings, type Logger } from '@clickhouse/client';
 import { logger } from '../core/logger';
 
 /**
@@ -44,6 +44,34 @@ export interface Store {
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Server mode: the ClickHouse server could not be reached or did not answer (refused, reset, timed
+ * out). Not an error of the statement: the API answers it 503 storage_unavailable with Retry-After
+ * (api/errors.ts), as it answers a failed rollup feed, instead of 500 internal.
+ */
+export class StorageUnavailable extends Error {
+  constructor(override readonly cause: Error) {
+    super(`ClickHouse unreachable: ${cause.message}`);
+  }
+}
+
+const TRANSPORT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
+
+/** A failure of the HTTP exchange itself (a server's own errors are ClickHouseError and pass as they are). */
+function transportFailure(err: unknown): boolean {
+  const e = err as NodeJS.ErrnoException;
+  if (!(e instanceof Error) || e instanceof ClickHouseError) return false;
+  return TRANSPORT_CODES.has(e.code ?? '') || /^(socket hang up|Timeout error)/i.test(e.message);
+}
+
+async function reachable<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw transportFailure(err) ? new StorageUnavailable(err as Error) : err;
+  }
+}
 
 const BASE_SETTINGS: ClickHouseSettings = {
   // Same number shapes from chDB and a server: 64-bit integers as JSON numbers. Values that need all
@@ -149,16 +177,18 @@ export function openStore(opts: StoreOptions, lane = ''): Store {
       if (!IDENT.test(name)) throw new Error(`bad table name ${name}`);
       return `${db}.${name}`;
     },
-    async query<T>(sql: string, params: Params = {}, settings?: ClickHouseSettings) {
-      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: callSettings(settings) });
-      return (await rs.json()) as T[];
+    query<T>(sql: string, params: Params = {}, settings?: ClickHouseSettings) {
+      return reachable((async () => {
+        const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: callSettings(settings) });
+        return (await rs.json()) as T[];
+      })());
     },
     async command(sql, params = {}, settings) {
-      await client.command({ query: sql, query_params: params, clickhouse_settings: callSettings(settings) });
+      await reachable(client.command({ query: sql, query_params: params, clickhouse_settings: callSettings(settings) }));
     },
     async insert(table, rows, settings) {
       if (rows.length === 0) return;
-      await client.insert({ table: `${db}.${table}`, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: callSettings(settings) });
+      await reachable(client.insert({ table: `${db}.${table}`, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: callSettings(settings) }));
     },
     async ping() {
       try {

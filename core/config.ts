@@ -43,6 +43,19 @@ export interface Config {
   stripeApiUrl?: URL;
   /** Where the Search Console client and its OAuth token exchange go (a Google-compatible test server); Google when unset. */
   googleApiUrl?: URL;
+  /** Where alert firings are mailed (workers/jobs/alert-delivery.ts); unset: firings are recorded and logged, not sent. */
+  smtp?: SmtpConfig;
+  /** The From of alert mail. */
+  mailFrom: string;
+}
+
+/** TALLY_SMTP_URL taken apart: `secure` is implicit TLS (smtps://); smtp:// upgrades with STARTTLS when offered. */
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  secure: boolean;
+  user?: string;
+  pass?: string;
 }
 
 function int(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -129,6 +142,55 @@ function redisUrl(value: string | undefined): string {
   return value;
 }
 
+/**
+ * TALLY_SMTP_URL: `smtp://[user[:pass]@]host[:port]` (port 587) or `smtps://...` (port 465). Checked
+ * at start, so a typo is named there instead of failing every alert mail; a refusal never shows the
+ * password. User and password are percent-decoded (a password with `@` or `/` is written `%40`, `%2F`).
+ */
+function smtpUrl(value: string | undefined): SmtpConfig | undefined {
+  if (!value) return undefined;
+  const display = redactUrl(value);
+  const refuse = (why: string) => new Error(`TALLY_SMTP_URL must be smtp://[user[:password]@]host[:port] or smtps://..., ${why}, got "${display}"`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    // The usual cause: a password with `#`, `?` or `/` left as is (they end the user part of a URL).
+    throw refuse('it is not a URL (percent-encode special characters in the user and password: # is %23, ? is %3F, / is %2F, @ is %40)');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw refuse('the scheme is neither smtp nor smtps');
+  if (!url.hostname) throw refuse('the host is missing');
+  // Anything else would be silently ignored: options belong in the variables, not in the URL.
+  if ((url.pathname && url.pathname !== '/') || url.search || url.hash) throw refuse('it takes no path, query or fragment');
+  // URL takes port 0; the mail client would read it as "no port" and quietly use its own default.
+  if (url.port === '0') throw refuse('the port must be from 1 to 65535');
+  const secure = url.protocol === 'smtps:';
+  let user: string | undefined;
+  let pass: string | undefined;
+  try {
+    user = url.username ? decodeURIComponent(url.username) : undefined;
+    pass = url.password ? decodeURIComponent(url.password) : undefined;
+  } catch {
+    throw refuse('its user or password is not valid percent-encoding');
+  }
+  if (pass !== undefined && user === undefined) throw refuse('a password needs a user');
+  // IPv6 literals come bracketed from URL; the socket wants them bare.
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return { host, port: url.port ? Number(url.port) : secure ? 465 : 587, secure, user, pass };
+}
+
+/**
+ * TALLY_MAIL_FROM: one address, bare or as `Name <address>`. Checked at start: a relay refusing the
+ * sender would otherwise fail every delivery, attempt after attempt.
+ */
+function mailFrom(value: string | undefined): string {
+  if (!value) return 'Tally <tally@localhost>';
+  const from = value.trim();
+  const m = /^(?:[^<>@\r\n]*<([^<>\s@]+@[^<>\s@]+)>|([^<>\s@]+@[^<>\s@]+))$/.exec(from);
+  if (!m) throw new Error(`TALLY_MAIL_FROM must be one e-mail address, bare or as "Name <address>", got "${value}"`);
+  return from;
+}
+
 /** The metadata marker every MaxMind DB file carries in its last 128 KB ("\xAB\xCD\xEFMaxMind.com"). */
 const MMDB_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex');
 
@@ -203,5 +265,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: secretKey(env.TALLY_SECRET_KEY),
     stripeApiUrl: httpUrl('TALLY_STRIPE_API_URL', env.TALLY_STRIPE_API_URL),
     googleApiUrl: httpUrl('TALLY_GOOGLE_API_URL', env.TALLY_GOOGLE_API_URL),
+    smtp: smtpUrl(env.TALLY_SMTP_URL),
+    mailFrom: mailFrom(env.TALLY_MAIL_FROM),
   };
 }

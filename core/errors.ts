@@ -83,7 +83,10 @@ export const methodNotAllowed = (method: string | undefined, allowed: readonly s
 /** A long admin command (import, seed) stopped by a shutdown; `message` says what it stored. */
 export const shuttingDown = (message: string) => new AppError(503, 'shutting_down', `the server is shutting down: ${message}`);
 
-export const queueUnavailable = () =>
-  new AppError(503, 'queue_unavailable', 'The job queue (Redis) is unavailable; try again later.', undefined, {
-    'Retry-After': '5',
-  });
+/** Reports cannot be answered from storage right now (unreachable, or its rollups not current); `message` says why. */
+export const storageUnavailable = (message: string, retryAfterS: number) =>
+  new AppError(503, 'storage_unavailable', message, undefined, { 'Retry-After': String(retryAfterS) });
+
+/** Redis is down: a job cannot be queued, or (`message`) a Redis lease cannot be taken. */
+export const queueUnavailable = (message = 'The job queue (Redis) is unavailable; try again later.') =>
+  new AppError(503, 'queue_unavailable', message, undefined, { 'Retry-After': '5' });

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { settlesWithin } from '../core/deadline';
 import { logger } from '../core/logger';
 import type { GenerationSource } from '../model/auth-cache';
 import type { RedisHandle } from './redis';
@@ -9,6 +10,8 @@ import type { RedisHandle } from './redis';
  * process would keep serving what it cached then (a revoked key, an old reach) until the TTL.
  */
 const randomStart = () => String(randomInt(2 ** 47));
+/** A healthy Redis answers a GET in well under a millisecond; past this the generation counts as unknown. */
+const GENERATION_WAIT_MS = 500;
 const BUMP = "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end return redis.call('INCR', KEYS[1])";
 
 /**
@@ -20,14 +23,29 @@ const BUMP = "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[
  */
 export class RedisGeneration implements GenerationSource {
   private readonly key: string;
+  /** A GET that outlived GENERATION_WAIT_MS and has not answered yet. */
+  private unanswered: Promise<string | null> | null = null;
 
   constructor(private readonly redis: RedisHandle) {
     this.key = `${redis.prefix}:meta-generation`;
   }
 
-  current(): Promise<string | null> {
-    if (!this.redis.isUp()) return Promise.resolve(null);
-    return this.redis.client.get(this.key).then((v) => v ?? this.start()).catch(() => null);
+  /**
+   * Null (unknown) while Redis is down, and when it does not answer within GENERATION_WAIT_MS: ioredis
+   * has no command timeout, and a stalled Redis (paused, or a connection dead without a reset) would
+   * otherwise hold every cached lookup (each event's site, each request's key) for as long as the
+   * stall lasts. While a GET is still unanswered no other is sent (they would pile up in the client's
+   * queue); its late answer is not used either, as it may predate a write the waiting caller follows.
+   */
+  async current(): Promise<string | null> {
+    if (!this.redis.isUp() || this.unanswered) return null;
+    const get = this.redis.client.get(this.key).then((v) => v ?? this.start()).catch(() => null);
+    if (await settlesWithin(get, GENERATION_WAIT_MS)) return get;
+    this.unanswered = get;
+    void get.finally(() => {
+      if (this.unanswered === get) this.unanswered = null;
+    });
+    return null;
   }
 
   async bump(): Promise<void> {

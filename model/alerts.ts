@@ -114,9 +114,14 @@ export class AlertsRepo {
     if (state?.firing) await this.saveStates([{ ...state, firing: 0 }]);
   }
 
-  /** Firing ids are derived from the alert and the minute, so a repeated evaluation records one firing. */
-  async recordFirings(firings: Omit<FiringRow, 'id'>[]): Promise<void> {
-    await this.store.insert('alert_firings', firings.map((f) => ({ ...f, id: firingId(f.alert_id, f.fired_at) })));
+  /**
+   * Firing ids are derived from the alert and the minute, so a repeated evaluation records one firing
+   * (and queues one delivery: its job id is the firing's). Answers the rows written, ids included.
+   */
+  async recordFirings(firings: Omit<FiringRow, 'id'>[]): Promise<FiringRow[]> {
+    const rows = firings.map((f) => ({ ...f, id: firingId(f.alert_id, f.fired_at) }));
+    await this.store.insert('alert_firings', rows);
+    return rows;
   }
 
   firings(siteId: string, alertId: string, page: { limit: number; offset: number }): Promise<FiringRow[]> {

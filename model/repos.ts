@@ -5,7 +5,7 @@ import { ALL_SCOPES, type Role, type Scope, type SessionStrategy, type Site } fr
 import { newId } from '../core/ids';
 import { nowMs } from '../core/clock';
 import { conflict, notFound } from '../core/errors';
-import type { AuthCache } from './auth-cache';
+import type { AuthCache, GenerationSource } from './auth-cache';
 import { generateToken, hashToken } from './keys';
 
 /** Row shapes as stored. Booleans are UInt8, timestamps DateTime64 text. */
@@ -56,6 +56,12 @@ export class Repos {
   readonly keys: MetaTable<KeyRow>;
   /** Set by the runtime: makes site lookups on the request path cheap (see auth-cache.ts). */
   authCache?: AuthCache;
+  /**
+   * Set by the runtime in server mode: the metadata generation other processes bump after their
+   * writes (infra/redis-generation.ts). Ingest's site cache reads it so another process's settings
+   * save applies from the next event here too.
+   */
+  sharedGeneration?: GenerationSource;
 
   constructor(readonly store: Store) {
     this.orgs = new MetaTable(store, 'orgs', cols<OrgRow>('id', 'name', 'retention_days', 'created_at'));
@@ -103,6 +109,11 @@ export class Repos {
 
   membership(orgId: string, userId: string) {
     return this.memberships.one('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId });
+  }
+
+  /** The organisation's owners (they reach every site). */
+  owners(orgId: string): Promise<MembershipRow[]> {
+    return this.memberships.select("org_id = {o:UUID} AND role = 'owner'", { o: orgId });
   }
 
   /** A new site; 409 when another site holds the domain. */
@@ -218,7 +229,7 @@ export class Repos {
       const m = await this.membership(orgId, userId);
       if (!m) return false;
       if (m.role === 'owner') {
-        const owners = await this.memberships.select("org_id = {o:UUID} AND role = 'owner'", { o: orgId });
+        const owners = await this.owners(orgId);
         if (owners.length <= 1) throw conflict('last_owner', 'This user is the organisation\'s last owner; add another owner first (user create --role owner).');
       }
       for (const k of await this.keys.select('org_id = {o:UUID} AND user_id = {u:UUID}', { o: orgId, u: userId })) {

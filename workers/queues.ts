@@ -45,9 +45,20 @@ async function closeQuietly(owner: Queue | Worker): Promise<void> {
   }
 }
 
+/**
+ * A scheduler's repeat options. BullMQ runs a new `every` scheduler at once; a job that also runs after
+ * start (runAfterStartMs) has its first scheduled run a period later instead, so a fresh Redis does not
+ * run it twice at start (nor before the delay its start-up run waits). An existing scheduler keeps its
+ * slot whatever startDate says (re-asserting it every 5 minutes moves nothing).
+ */
+function scheduleOf(def: JobDefinition): { every: number; startDate?: number } {
+  const every = def.repeatEveryMs!;
+  return def.runAfterStartMs ? { every, startDate: Date.now() + every } : { every };
+}
+
 export function startQueues(
   redis: RedisHandle,
-  base: Omit<WorkerContext, 'enqueue'>,
+  base: Omit<WorkerContext, 'enqueue' | 'redis'>,
   opts: { runWorkers: boolean; jobs?: JobDefinition[] },
 ): Queues {
   const jobs = opts.jobs ?? JOBS;
@@ -62,12 +73,16 @@ export function startQueues(
   const pending: Promise<unknown>[] = [];
   /** Timer runs under way (Redis down), which close() waits for: storage closes after them. */
   const timerRuns = new Set<Promise<unknown>>();
-  const ctx: WorkerContext = { ...base, enqueue: (queue, payload, jobId) => api.enqueue(queue, payload, jobId) };
+  const ctx: WorkerContext = { ...base, redis, enqueue: (queue, payload, jobId) => api.enqueue(queue, payload, jobId) };
   let started = false;
   const repeatable = opts.runWorkers ? jobs.filter((d) => d.repeatEveryMs) : [];
   const scheduleAll = () => Promise.all(repeatable.map((def) => queues.get(def.queue)
-    ?.upsertJobScheduler(`${def.queue}:every`, { every: def.repeatEveryMs! }, { name: def.queue, data: {} })
+    ?.upsertJobScheduler(`${def.queue}:every`, scheduleOf(def), { name: def.queue, data: {} })
     .catch((err: Error) => logger.warn({ err: err.message }, 'could not schedule repeatable job'))));
+  // Once per process start, not per reconnect: the jobs that run soon after a start.
+  const runAfterStart = () => Promise.all(repeatable.filter((d) => d.runAfterStartMs).map((def) => queues.get(def.queue)
+    ?.add(def.queue, {}, { jobId: `${def.queue}-after-start`, delay: def.runAfterStartMs, removeOnComplete: true, removeOnFail: true })
+    .catch((err: Error) => logger.warn({ err: err.message }, 'could not queue the run after start'))));
   const timers: NodeJS.Timeout[] = [];
   if (repeatable.length) {
     timers.push(setInterval(() => void (started && redis.isUp() && scheduleAll()), SCHEDULE_REASSERT_MS).unref());
@@ -77,9 +92,11 @@ export function startQueues(
   // job serialises its own runs within a process (evaluateAlerts does), so a queue run starting as
   // Redis returns waits for the timer's. Across worker processes each runs its own timer during an
   // outage: alert firings are keyed by id, so at worst one minute's states are written twice.
+  // A job that also runs after start does so on the timer too when Redis is down then: a daily job
+  // (the retention purge) would otherwise first run a day after a start made during an outage.
   for (const def of repeatable.filter((d) => d.runsWithoutRedis)) {
     let running: Promise<unknown> | null = null;
-    timers.push(setInterval(() => {
+    const tick = () => {
       if (running || redis.isUp()) return;
       const run: Promise<unknown> = def.handler({}, ctx, { made: 0, max: 1 })
         .catch((err: Error) => logger.warn({ queue: def.queue, err: err.message }, 'job failed'))
@@ -89,7 +106,9 @@ export function startQueues(
         });
       running = run;
       timerRuns.add(run);
-    }, def.repeatEveryMs!).unref());
+    };
+    timers.push(setInterval(tick, def.repeatEveryMs!).unref());
+    if (def.runAfterStartMs) timers.push(setTimeout(tick, def.runAfterStartMs).unref());
   }
 
   // TRAP (BullMQ 5, ioredis 5): a Queue made while Redis is unreachable keeps its first connect()
@@ -116,7 +135,7 @@ export function startQueues(
       worker.on('error', quiet);
       workers.push(worker);
     }
-    pending.push(scheduleAll());
+    pending.push(scheduleAll(), runAfterStart());
   });
 
   const api: Queues = {
@@ -141,7 +160,7 @@ export function startQueues(
     },
     definition: (queue) => jobs.find((j) => j.queue === queue),
     async close() {
-      for (const t of timers) clearInterval(t);
+      for (const t of timers) clearInterval(t); // Node clears a setTimeout this way too
       await Promise.allSettled([...pending, ...timerRuns]);
       await Promise.allSettled(workers.map((w) => closeQuietly(w)));
       await Promise.allSettled([...queues.values()].map((q) => closeQuietly(q)));

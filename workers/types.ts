@@ -1,6 +1,7 @@
 import type { JobsOptions } from 'bullmq';
 import type { Store } from '../clickhouse/store';
 import type { Config } from '../core/config';
+import type { RedisHandle } from '../infra/redis';
 import type { SecretBox } from '../infra/secrets';
 import type { Repos } from '../model/repos';
 
@@ -11,6 +12,8 @@ export interface WorkerContext {
   secrets: SecretBox;
   /** Queue another job (the reconciler re-queues what Redis lost); set by startQueues. */
   enqueue<P>(queue: string, payload: P, jobId?: string): Promise<void>;
+  /** The queues' Redis (leases across worker processes); set by startQueues. */
+  redis: RedisHandle;
 }
 
 /** Which try of a job this is: a handler records a failure as final only on the last one. */
@@ -34,5 +37,11 @@ export interface JobDefinition<P = unknown> {
    * runs it itself on its own timer, so it does not pause with the queues.
    */
   runsWithoutRedis?: boolean;
+  /**
+   * A repeatable job also run once this long after each worker process starts (a daily job would
+   * otherwise first run a day after it was scheduled, and a restart would not bring it forward).
+   * Workers starting within that time share the one run (a fixed job id).
+   */
+  runAfterStartMs?: number;
   handler(payload: P, ctx: WorkerContext, attempt: Attempt): Promise<unknown>;
 }

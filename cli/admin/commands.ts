@@ -12,6 +12,7 @@ import { oneLine } from '../../core/fields';
 import { digitsBetween } from '../../api/paging';
 import { currencySchema, hostnameSchema } from '../../api/routes/settings';
 import { siteZone } from '../../query/context';
+import { purgeRetention } from '../../workers/jobs/retention-purge';
 
 /**
  * Operator commands behind the admin socket (the "dashboard" of the spec: the only place keys are
@@ -156,6 +157,12 @@ export const COMMANDS: Record<string, AdminCommand> = {
       await requireOrg(ctx, a.org);
       return { keys: await keyOut(ctx, a.org) };
     },
+  }),
+
+  // The daily retention purge, now (docs/OPERATIONS.md "Retention purge"); 409 while another runs.
+  'retention purge': define({
+    args: z.object({ org: uuid('org').optional() }),
+    run: (ctx, a) => purgeRetention(ctx, { orgId: a.org }),
   }),
 };
 

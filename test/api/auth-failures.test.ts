@@ -142,3 +142,24 @@ test('once every refusal has ended the limiter forgets them all, so the usual re
     await redis.close();
   }
 });
+
+test('an address refused by another process (the count is shared) is refused before this one looks anything up', async () => {
+  const redis = await testRedis('authfail-shared');
+  try {
+    const [here, there] = [new AuthFailureLimiter(redis, 2), new AuthFailureLimiter(redis, 2)];
+    expect(await here.refusedElsewhere('198.51.100.9')).toBeUndefined(); // no failure yet
+    await there.failed('198.51.100.9');
+    await there.failed('198.51.100.9');
+    expect(await here.refusedElsewhere('198.51.100.9')).toBeUndefined(); // the budget is spent, not exceeded
+    expect(await there.failed('198.51.100.9')).toMatchObject({ status: 429 });
+    expect(here.refusal('198.51.100.9')).toBeUndefined(); // this process has refused nothing itself
+    const refused = await here.refusedElsewhere('198.51.100.9');
+    expect(refused).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(Number(refused!.headers!['Retry-After'])).toBeGreaterThan(0);
+    // Remembered: the next request from it costs no round trip.
+    expect(here.refusal('198.51.100.9')).toMatchObject({ status: 429 });
+    expect(await here.refusedElsewhere('198.51.100.10')).toBeUndefined();
+  } finally {
+    await redis.close();
+  }
+});

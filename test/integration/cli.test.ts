@@ -217,11 +217,23 @@ test.each([
   [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--expires-at', '2020-01-01T00:00:00Z'], 'invalid_request', /^--expires-at is in the past/],
   [['seed', '--site', 'not-a-uuid', '--events', '10', '--days', '7'], 'invalid_request', /^--site must be a site uuid$/],
   [['events', 'import', '--site', 'not-a-uuid', '--file', '/dev/null'], 'invalid_request', /^--site must be a site uuid$/],
+  [['retention', 'purge', '--org', 'not-a-uuid'], 'invalid_request', /^--org must be a uuid$/],
+  [['retention', 'purge', '--org', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d'], 'not_found', /organisation/],
 ])('tally %j fails with a JSON error on stderr and a non-zero exit', async (args, code, message) => {
   const r = await tally(args.map((x) => (x === 'ORG' ? acmeOrg : x)));
   expect(r.code).not.toBe(0);
   expect(r.stdout).toBe('');
   expect(r.json).toEqual({ error: { code, message: expect.stringMatching(message) } });
+});
+
+test('retention purge prints one object: per organisation its cutoff and the rows removed per table', async () => {
+  const out = await ok(['retention', 'purge', '--org', acmeOrg]);
+  expect(out).toEqual({
+    orgs: [{ org_id: acmeOrg, retention_days: 1095, cutoff: expect.stringMatching(/T00:00:00\.000Z$/), sites: 1, deleted: expect.objectContaining({ events: 0, first_seen: 0 }) }],
+    deleted: expect.objectContaining({ events: 0, payments: 0 }),
+    compacted: expect.objectContaining({ events: 0, first_seen: 0 }),
+    mutations: 0,
+  });
 });
 
 test('a CLI that cannot reach the server says so in JSON', async () => {

@@ -1,4 +1,5 @@
 import { connectRedis } from '../../infra/redis';
+import { retentionPurgeJob } from '../../workers/jobs/retention-purge';
 import { startQueues } from '../../workers/queues';
 import type { JobDefinition, WorkerContext } from '../../workers/types';
 import { startTestService, type TestService } from '../support/harness';
@@ -95,6 +96,60 @@ test('close() waits for a timer run under way, so storage is not closed under it
     await queues.close();
     expect(finished).toBe(true);
   } finally {
+    await redis.close();
+  }
+});
+
+test('a job that runs after start is queued once, delayed, and its daily schedule starts a period later', async () => {
+  const prefix = `tally-test-after-start-${process.pid}-${Date.now()}`;
+  const runs: number[] = [];
+  const def: JobDefinition = {
+    queue: 'after-start', defaultJobOptions: {}, repeatEveryMs: 86_400_000, runAfterStartMs: 400,
+    handler: async () => void runs.push(Date.now()),
+  };
+  const open = async () => {
+    const redis = connectRedis('redis://127.0.0.1:6379', prefix);
+    await redis.attempted;
+    const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue' | 'redis'>, { runWorkers: true, jobs: [def] });
+    await queues.settled(2000);
+    return { redis, queues };
+  };
+  // Two worker processes starting together share the one run after start.
+  const started = Date.now();
+  const [one, two] = [await open(), await open()];
+  try {
+    await withQueue(one.redis, 'after-start', async (queue) => {
+      const scheduler = await queue.getJobScheduler('after-start:every');
+      // BullMQ runs a new `every` scheduler at once; this one's first slot is a day out.
+      expect(Number(scheduler!.next)).toBeGreaterThan(started + 86_400_000 - 60_000);
+    });
+    await waitFor('the run after start', () => runs.length > 0, 5000);
+    expect(runs[0] - started).toBeGreaterThanOrEqual(400);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(runs).toHaveLength(1);
+  } finally {
+    for (const p of [one, two]) {
+      await p.queues.close();
+      await p.redis.close();
+    }
+  }
+});
+
+test('while Redis is down, the retention purge still runs after start on the process timer, not only a day later', async () => {
+  const redis = connectRedis('redis://127.0.0.1:1', `down-purge-${process.pid}`);
+  await redis.attempted;
+  const runs: number[] = [];
+  // The real job's flags, with a short start-up delay and a counting handler.
+  const def: JobDefinition = { ...retentionPurgeJob, runAfterStartMs: 200, handler: async () => void runs.push(Date.now()) } as JobDefinition;
+  const started = Date.now();
+  const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue' | 'redis'>, { runWorkers: true, jobs: [def] });
+  try {
+    await waitFor('the run after start', () => runs.length > 0, 3000);
+    expect(runs[0] - started).toBeGreaterThanOrEqual(190);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(runs).toHaveLength(1); // the next is a day out
+  } finally {
+    await queues.close();
     await redis.close();
   }
 });

@@ -7,6 +7,7 @@ import { TRIGGERS, comparedFigure, conditionHolds, nextEdge, type Measurement } 
 import type { Store } from '../../clickhouse/store';
 import { runReport } from '../../query';
 import type { JobDefinition, WorkerContext } from '../types';
+import { queueDeliveries, type DeliveryContext } from './alert-delivery';
 
 /**
  * Alert evaluation, run every minute by a BullMQ job scheduler. Each enabled alert's figure is
@@ -40,13 +41,16 @@ const MINUTE = 60_000;
 // One evaluation at a time per process: the scheduled job and a direct call never interleave.
 let queue: Promise<unknown> = Promise.resolve();
 
-export function evaluateAlerts(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure: FigureSource = reportFigure): Promise<Evaluation[]> {
+/** A worker's context, or the service's (tests evaluate with it): storage, and where firings' mail is queued. */
+export type EvaluationContext = DeliveryContext;
+
+export function evaluateAlerts(ctx: EvaluationContext, measure: FigureSource = reportFigure): Promise<Evaluation[]> {
   const run = queue.then(() => evaluateAll(ctx, measure));
   queue = run.catch(() => undefined);
   return run;
 }
 
-async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure: FigureSource): Promise<Evaluation[]> {
+async function evaluateAll(ctx: EvaluationContext, measure: FigureSource): Promise<Evaluation[]> {
   // Minute-aligned, so a repeated run in the same minute measures the same window and records the
   // same firing id.
   const at = Math.floor(nowMs() / MINUTE) * MINUTE;
@@ -88,13 +92,14 @@ async function evaluateAll(ctx: Pick<WorkerContext, 'store' | 'repos'>, measure:
   // edge, a new condition): the run's verdict was about the alert as it was. (An edit landing between
   // this second read and the save below is still overwritten: a window of milliseconds, not the
   // measuring's seconds; closing it would take each alert's turn for the save.)
-  // `results` keep each verdict; only the firings recorded are logged.
+  // `results` keep each verdict; only the firings recorded are logged and mailed.
   const unchanged = new Set((await repo.enabled()).filter((a) => a.updated_at === updatedAt.get(a.id)).map((a) => a.id));
-  const recorded = firings.filter((f) => unchanged.has(f.alert_id));
-  await repo.recordFirings(recorded);
+  const recorded = await repo.recordFirings(firings.filter((f) => unchanged.has(f.alert_id)));
   await repo.saveStates(nextStates.filter((s) => unchanged.has(s.alert_id)));
   const subjects = new Map(alerts.map((a) => [a.id, a.subject]));
-  for (const f of recorded) logger.info({ alertId: f.alert_id, siteId: f.site_id, subject: subjects.get(f.alert_id), value: f.value }, 'alert fired');
+  for (const f of recorded) logger.info({ alertId: f.alert_id, siteId: f.site_id, firingId: f.id, subject: subjects.get(f.alert_id), value: f.value }, 'alert fired');
+  // After the state is saved: a mail never goes for a firing the next run would record again.
+  await queueDeliveries(ctx, recorded);
   return results;
 }
 
