@@ -25,12 +25,20 @@ API_ROUTES.push((r: RouteRegistrar) =>
   }),
 );
 
-// And one that takes its time, to prove shutdown lets in-flight requests finish.
+// And one that takes its time, to prove shutdown lets in-flight requests finish. It says when its
+// handler has begun: a test that begins shutdown after a fixed sleep instead raced the request's arrival
+// on a loaded machine (CI: the request reached the server after the signal, was rightly answered
+// "Connection: close", and the pipelined request behind it was never read). 1 s: the pipelined test's
+// next request must reach the server before this answer goes out (a connection an answer leaves idle
+// during shutdown is closed at once).
+let slowRouteStarted: () => void = () => undefined;
+const slowRouteBegins = () => new Promise<void>((resolve) => (slowRouteStarted = resolve));
 API_ROUTES.push((r: RouteRegistrar) =>
   r.route({
     method: 'get', path: '/test-only/slow', summary: 'test only', scope: 'analytics:read', query: z.object({}),
     async handler() {
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      slowRouteStarted();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
       return { data: 'finished' };
     },
   }),
@@ -296,8 +304,9 @@ describe('graceful shutdown', () => {
   test('a request in flight when shutdown begins still gets its answer', async () => {
     const s = await startTestService();
     const t = await s.tenant();
+    const begun = slowRouteBegins();
     const inflight = s.api('GET', '/test-only/slow', { token: t.token });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await begun;
     const stopped = s.stop();
     const res = await inflight;
     await stopped;
@@ -344,8 +353,9 @@ describe('graceful shutdown', () => {
     send('/sites');
     while (answers().length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(answers()[0].connection).toBe('keep-alive');
+    const begun = slowRouteBegins();
     send('/test-only/slow'); // holds the connection while shutdown begins
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await begun;
     const stopped = s.stop();
     send('/sites'); // the client's next request on the same connection, sent after the signal
     await closed; // the server ended the connection after answering it
@@ -360,8 +370,9 @@ describe('graceful shutdown', () => {
     const s = await startTestService();
     const t = await s.tenant();
     const { closed, send, text } = await rawConnection(s, t.token);
+    const begun = slowRouteBegins();
     send('/test-only/slow');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await begun;
     const stopped = s.stop();
     while (!text().includes('finished')) await new Promise((resolve) => setTimeout(resolve, 10));
     const answered = Date.now();
