@@ -92,6 +92,8 @@ export const PURGE_STEPS: readonly PurgeStep[] = [
   { name: 'search_console', table: 'search_console', where: () => `date < {cutoff_day:Date}` },
   // A firing carries the figure it measured (reading it needs analytics:read): analytics, not a note.
   { name: 'alert_firings', table: 'alert_firings', where: () => `fired_at < ${CUTOFF}` },
+  // Each mail outcome goes with its firing (recorded after it, so its time is never earlier).
+  { name: 'alert_deliveries', table: 'alert_deliveries', where: () => `at < ${CUTOFF}` },
 ];
 
 /** The rows each site has to purge in this step: site id -> rows as stored (partial rows, versions). */

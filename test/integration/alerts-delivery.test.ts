@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import { setClock } from '../../core/clock';
 import { AlertsRepo } from '../../model/alerts';
 import { evaluateAlerts, reportFigure } from '../../workers/jobs/alerts';
+import { requeueOwedDeliveries } from '../../workers/jobs/alert-delivery';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { withQueue } from '../support/redis';
 import { startSmtpDouble, type ReceivedMail, type SmtpDouble } from '../support/smtp-double';
@@ -42,6 +43,13 @@ async function deliveriesSettled(svc: TestService): Promise<void> {
     const c = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
     return Object.values(c).every((n) => n === 0);
   }));
+}
+
+/** The recorded outcome of each firing's mail: firing id -> outcome. */
+async function outcomes(svc: TestService): Promise<Map<string, string>> {
+  const rows = await svc.running.ctx.store.query<{ firing_id: string; outcome: string }>(
+    `SELECT firing_id, outcome FROM ${svc.running.ctx.store.table('alert_deliveries')} FINAL`);
+  return new Map(rows.map((r) => [r.firing_id, r.outcome]));
 }
 
 const deliveryJobs = (svc: TestService) => withQueue(svc.running.ctx.redis, 'alert-delivery', (q: Queue) => q.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active']));
@@ -213,6 +221,48 @@ describe('with TALLY_SMTP_URL', () => {
     expect(mails[0].text).toContain('Measured: a fall of 80 %\n');
     expect(mails[0].text).toMatch(/^Alert "drop" fired for /);
   });
+
+  test('each firing\'s outcome is recorded: sent, or failed when refused for good', async () => {
+    const recorded = await outcomes(svc);
+    const firingOf = async (name: string) =>
+      (await svc.api('GET', `/sites/${t.siteId}/alerts/${ids[name]}/firings`, { token: t.token })).body.data[0].id as string;
+    for (const name of ['spike', 'orphan', 'confined', 'drop']) expect([name, recorded.get(await firingOf(name))]).toEqual([name, 'sent']);
+    expect(recorded.get(await firingOf('refused'))).toBe('failed');
+  });
+
+  test('mail a Redis lost (restarted empty) before sending it is queued again by a later run and sent once; mail already sent is not', async () => {
+    // 13:00: the spike alerts, re-armed at 12:00, fire again while the mail server is down.
+    await smtp.stop();
+    const run = await evaluateAt('2026-06-01T13:00:00Z');
+    expect(run.get('spike')).toMatchObject({ fired: true });
+    await withQueue(svc.running.ctx.redis, 'alert-delivery', async (q) => {
+      await waitFor('every 13:00 delivery tried once', async () => {
+        const jobs = (await q.getJobs(['delayed', 'waiting', 'active', 'failed'])).filter((j) => j.data.fired_at === '2026-06-01T13:00:00.000Z');
+        return jobs.length === 4 && jobs.every((j) => j.attemptsMade >= 1);
+      });
+      // Redis comes back empty: every job gone, the 11:00 and 12:00 ones (sent) with them.
+      for (const job of await q.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active'])) await job.remove();
+    });
+    await smtp.start();
+    // Not yet: a mail is owed from a quarter of an hour after its firing.
+    await evaluateAt('2026-06-01T13:10:00Z');
+    expect(await deliveryJobs(svc)).toEqual([]);
+    await evaluateAt('2026-06-01T13:16:00Z');
+    await waitFor('the re-queued spike mail', () => mailsFor('Traffic spike on the shop').length === 2);
+    await deliveriesSettled(svc);
+    const requeued = await deliveryJobs(svc);
+    expect(requeued.map((j) => j.data.fired_at)).toEqual(Array(4).fill('2026-06-01T13:00:00.000Z'));
+    expect(mailsFor('Traffic spike on the shop')[1].text).toContain('Fired at: 2026-06-01T13:00:00.000Z (UTC)');
+    for (const subject of ['Orphan spike', 'Confined spike']) expect(mailsFor(subject)).toHaveLength(2);
+    expect(mailsFor('Traffic fell')).toHaveLength(1);
+    expect(mailsFor('Refused spike')).toEqual([]);
+    // Every firing has its outcome now: the next run queues nothing, and nothing is mailed twice.
+    const mailed = smtp.mails.length;
+    expect(await requeueOwedDeliveries(svc.running.ctx)).toBe(0);
+    await evaluateAt('2026-06-01T13:17:00Z');
+    await deliveriesSettled(svc);
+    expect(smtp.mails).toHaveLength(mailed);
+  });
 });
 
 describe('without TALLY_SMTP_URL', () => {
@@ -232,6 +282,11 @@ describe('without TALLY_SMTP_URL', () => {
     expect((await evaluateAlerts(svc.running.ctx)).find((r) => r.alert_id === id)).toMatchObject({ fired: true });
     expect((await svc.api('GET', `/sites/${t.siteId}/alerts/${id}/firings`, { token: t.token })).body.data).toHaveLength(1);
     expect(await deliveryJobs(svc)).toEqual([]);
+    // Recorded as never to be mailed: an SMTP server set up later does not mail what fired before.
+    expect([...(await outcomes(svc)).values()]).toEqual(['off']);
+    setClock('2026-06-01T11:20:00Z');
+    const withSmtp = { ...svc.running.ctx, config: { ...svc.running.ctx.config, smtp: { host: '127.0.0.1', port: 1, secure: false } } };
+    expect(await requeueOwedDeliveries(withSmtp)).toBe(0);
   });
 });
 
@@ -257,5 +312,6 @@ describe('with TALLY_SMTP_URL and Redis down', () => {
     expect(smtp.mails).toHaveLength(1);
     expect(smtp.mails[0]).toMatchObject({ from: 'tally@localhost', subject: 'spike' });
     expect(smtp.mails[0].text).toMatch(/^Alert "spike" fired for .*\n\nSite: .*\nAlert: spike\n/);
+    await waitFor('the outcome recorded', async () => [...(await outcomes(svc)).values()].join() === 'sent');
   });
 });

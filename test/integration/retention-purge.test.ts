@@ -114,7 +114,7 @@ async function allReports(): Promise<unknown[]> {
 const TABLES: [string, string][] = [
   ['events', 'ts'], ['session_slices', 'slice'], ['page_slices', 'slice'], ['session_totals', 'session_start'],
   ['first_seen', 'first_ts'], ['payments', 'paid_at'], ['lifecycle_events', 'occurred_at'], ['search_console', 'toDateTime64(date, 3, \'UTC\')'],
-  ['alert_firings', 'fired_at'],
+  ['alert_firings', 'fired_at'], ['alert_deliveries', 'at'],
 ];
 
 async function rows(siteId: string, cutoff: string): Promise<Record<string, { before: number; from: number }>> {
@@ -151,6 +151,9 @@ async function perSiteExtras(siteId: string) {
   })));
   await store.insert('alert_firings', ['2026-03-01', '2026-05-15'].map((d) => ({
     id: randomUUID(), alert_id: randomUUID(), site_id: siteId, fired_at: `${d} 10:00:00.000`, value: 1, threshold: 1,
+  })));
+  await store.insert('alert_deliveries', ['2026-03-01', '2026-05-15'].map((d) => ({
+    firing_id: randomUUID(), site_id: siteId, outcome: 'sent', at: `${d} 10:01:00.000`,
   })));
 }
 
@@ -237,7 +240,7 @@ test('each organisation is purged at its own cutoff; one with nothing old is unt
   expect(await rows(c.siteId, CUTOFF_A)).toEqual(before.c);
   const byOrg = new Map(firstRun.orgs.map((o) => [o.org_id, o]));
   expect(byOrg.get(s.t.orgId)).toMatchObject({ retention_days: 30, cutoff: '2026-04-19T00:00:00.000Z', sites: 1 });
-  expect(byOrg.get(s.t.orgId)!.deleted).toMatchObject({ events: before.a.events.before, payments: 1, search_console: 3, lifecycle_events: 1, alert_firings: 1 });
+  expect(byOrg.get(s.t.orgId)!.deleted).toMatchObject({ events: before.a.events.before, payments: 1, search_console: 3, lifecycle_events: 1, alert_firings: 1, alert_deliveries: 1 });
   expect(byOrg.get(b.orgId)!.deleted.events).toBe(before.b.events.before);
   expect(Object.values(byOrg.get(c.orgId)!.deleted).every((n) => n === 0)).toBe(true);
 });

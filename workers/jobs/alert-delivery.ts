@@ -1,9 +1,11 @@
 import { UnrecoverableError } from 'bullmq';
 import { createTransport } from 'nodemailer';
 import { chToIso } from '../../clickhouse/meta';
+import { nowMs } from '../../core/clock';
 import type { SmtpConfig } from '../../core/config';
 import type { Site } from '../../core/domain';
 import { logger } from '../../core/logger';
+import { AlertDeliveries, type DeliveryOutcome } from '../../model/alert-deliveries';
 import { AlertsRepo, type FiringRow } from '../../model/alerts';
 import { alertMessage, type AlertMessage, type FiredValues } from '../../model/alerts-mail';
 import type { Repos } from '../../model/repos';
@@ -46,17 +48,29 @@ const DIRECT_RETRY_MS = [30_000, 120_000, 600_000];
 const jobId = (firingId: string) => `firing-${firingId}`; // BullMQ refuses ':' in custom ids
 
 /**
+ * Owed mails are re-queued from this old: past the direct loop's tries (a process sending without
+ * Redis is not raced by a queued copy) and long after a healthy queue has taken the job.
+ */
+const OWED_AFTER_MS = 15 * 60_000;
+
+/** ...and up to this old: a mail later than that reports news nobody can act on any more. */
+const OWED_FOR_MS = 6 * 3_600_000;
+
+/** What a delivery needs of its context: storage (recipients, outcomes) and the SMTP settings. */
+type SendContext = Pick<WorkerContext, 'store' | 'repos' | 'config'>;
+
+/**
  * Queue the mail of each recorded firing. Nothing when TALLY_SMTP_URL is unset. When the queue
  * cannot take it (Redis down: evaluation runs on the process's own timer then), the mail is
  * prepared now and sent from this process in the background, with a bounded retry.
  */
 export async function queueDeliveries(ctx: DeliveryContext, firings: FiringRow[]): Promise<void> {
-  if (!ctx.config.smtp || firings.length === 0) return;
-  const enqueue = 'enqueue' in ctx ? ctx.enqueue : ctx.queues.enqueue.bind(ctx.queues);
+  if (firings.length === 0) return;
+  // Recorded as off, so setting TALLY_SMTP_URL later does not mail the firings recorded before.
+  if (!ctx.config.smtp) return new AlertDeliveries(ctx.store).settle(firings, 'off');
+  const enqueue = enqueuer(ctx);
   await Promise.all(firings.map(async (f) => {
-    const payload: DeliveryPayload = {
-      firing_id: f.id, alert_id: f.alert_id, site_id: f.site_id, fired_at: chToIso(f.fired_at)!, value: f.value, threshold: f.threshold,
-    };
+    const payload = payloadOf(f);
     try {
       await enqueue(ALERT_DELIVERY_QUEUE, payload, jobId(f.id));
     } catch {
@@ -66,17 +80,47 @@ export async function queueDeliveries(ctx: DeliveryContext, firings: FiringRow[]
   }));
 }
 
-async function deliverDirectly(ctx: Pick<WorkerContext, 'store' | 'repos' | 'config'>, payload: DeliveryPayload): Promise<void> {
-  const smtp = ctx.config.smtp!;
-  // Prepared now, while storage is surely open: the background below touches only SMTP.
+/**
+ * Queue again the mails owed for firings recorded between OWED_FOR_MS and OWED_AFTER_MS ago (no
+ * outcome recorded). A job still queued or retrying, or finished within the day BullMQ keeps it,
+ * has the same id, so queuing it again does nothing; one lost with a Redis that restarted empty is
+ * queued anew. Nothing while Redis is down: mails owed then wait for it (a direct send was made when
+ * the firing was recorded). Answers how many were handed to the queue.
+ */
+export async function requeueOwedDeliveries(ctx: DeliveryContext): Promise<number> {
+  if (!ctx.config.smtp) return 0;
+  const now = nowMs();
+  const owed = await new AlertDeliveries(ctx.store).owed(now - OWED_FOR_MS, now - OWED_AFTER_MS);
+  const enqueue = enqueuer(ctx);
+  let queued = 0;
+  for (const f of owed) {
+    try {
+      await enqueue(ALERT_DELIVERY_QUEUE, payloadOf(f), jobId(f.id));
+      queued++;
+    } catch {
+      break; // the queue is down: every other would fail alike
+    }
+  }
+  return queued;
+}
+
+const enqueuer = (ctx: DeliveryContext) => ('enqueue' in ctx ? ctx.enqueue : ctx.queues.enqueue.bind(ctx.queues));
+
+const payloadOf = (f: FiringRow): DeliveryPayload => ({
+  firing_id: f.id, alert_id: f.alert_id, site_id: f.site_id, fired_at: chToIso(f.fired_at)!, value: f.value, threshold: f.threshold,
+});
+
+async function deliverDirectly(ctx: SendContext, payload: DeliveryPayload): Promise<void> {
+  // Prepared now, while storage is surely open: the background below touches only SMTP (and records
+  // the outcome, which never throws).
   const mail = await prepareMail(ctx, payload);
-  if ('skipped' in mail) return logDelivery(payload, 0, 'skipped', { reason: mail.skipped, direct: true });
+  if ('skipped' in mail) return skip(ctx, payload, mail.skipped, { direct: true });
   const max = DIRECT_RETRY_MS.length + 1;
   void (async () => {
     for (let made = 0; made < max; made++) {
       if (made > 0) await new Promise((resolve) => setTimeout(resolve, DIRECT_RETRY_MS[made - 1]).unref());
       try {
-        return await sendLogged(smtp, ctx.config.mailFrom, payload, mail, { made, max }, { direct: true });
+        return await sendLogged(ctx, payload, mail, { made, max }, { direct: true });
       } catch (err) {
         if (err instanceof UnrecoverableError) return;
       }
@@ -117,19 +161,28 @@ async function recipients(repos: Repos, site: Site, createdBy: string): Promise<
  * refusal the server will repeat, thrown as UnrecoverableError so neither BullMQ nor the direct loop
  * tries again). The queued job and the Redis-down loop share it, so both classify and log alike.
  */
-async function sendLogged(
-  smtp: SmtpConfig, from: string, payload: DeliveryPayload, mail: Mail, attempt: Attempt, extra: object = {},
-): Promise<void> {
+async function sendLogged(ctx: SendContext, payload: DeliveryPayload, mail: Mail, attempt: Attempt, extra: object = {}): Promise<void> {
   const tried = { attempt: attempt.made + 1, ...extra };
   try {
-    await sendMail(smtp, from, mail.to, mail.message);
+    await sendMail(ctx.config.smtp!, ctx.config.mailFrom, mail.to, mail.message);
   } catch (err) {
     const permanent = isPermanent(err);
     const final = permanent || attempt.made + 1 >= attempt.max;
     logDelivery(payload, mail.to.length, final ? 'failed' : 'retrying', { err: (err as Error).message, ...tried });
+    if (final) await settle(ctx, payload, 'failed');
     throw permanent ? new UnrecoverableError((err as Error).message) : err;
   }
   logDelivery(payload, mail.to.length, 'sent', tried);
+  await settle(ctx, payload, 'sent');
+}
+
+const settle = (ctx: Pick<WorkerContext, 'store'>, p: DeliveryPayload, outcome: DeliveryOutcome) =>
+  new AlertDeliveries(ctx.store).settle([{ id: p.firing_id, site_id: p.site_id }], outcome);
+
+/** No mail for this firing, ever: logged with the reason, and recorded so it is not owed. */
+async function skip(ctx: Pick<WorkerContext, 'store'>, p: DeliveryPayload, reason: string, extra: object = {}): Promise<void> {
+  logDelivery(p, 0, 'skipped', { reason, ...extra });
+  await settle(ctx, p, 'skipped');
 }
 
 /** One mail on its own connection: a few firings a minute at most, so no pool to keep or close at shutdown. */
@@ -173,9 +226,9 @@ export const alertDeliveryJob: JobDefinition<DeliveryPayload> = {
   concurrency: 2,
   async handler(payload, ctx, attempt) {
     // A worker started without TALLY_SMTP_URL (processes should share one setting) cannot send.
-    if (!ctx.config.smtp) return logDelivery(payload, 0, 'skipped', { reason: 'TALLY_SMTP_URL is unset in this worker' });
+    if (!ctx.config.smtp) return skip(ctx, payload, 'TALLY_SMTP_URL is unset in this worker');
     const mail = await prepareMail(ctx, payload);
-    if ('skipped' in mail) return logDelivery(payload, 0, 'skipped', { reason: mail.skipped });
-    await sendLogged(ctx.config.smtp, ctx.config.mailFrom, payload, mail, attempt);
+    if ('skipped' in mail) return skip(ctx, payload, mail.skipped);
+    await sendLogged(ctx, payload, mail, attempt);
   },
 };

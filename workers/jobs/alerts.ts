@@ -7,7 +7,7 @@ import { TRIGGERS, comparedFigure, conditionHolds, nextEdge, type Measurement } 
 import type { Store } from '../../clickhouse/store';
 import { runReport } from '../../query';
 import type { JobDefinition, WorkerContext } from '../types';
-import { queueDeliveries, type DeliveryContext } from './alert-delivery';
+import { queueDeliveries, requeueOwedDeliveries, type DeliveryContext } from './alert-delivery';
 
 /**
  * Alert evaluation, run every minute by a BullMQ job scheduler. Each enabled alert's figure is
@@ -100,6 +100,9 @@ async function evaluateAll(ctx: EvaluationContext, measure: FigureSource): Promi
   for (const f of recorded) logger.info({ alertId: f.alert_id, siteId: f.site_id, firingId: f.id, subject: subjects.get(f.alert_id), value: f.value }, 'alert fired');
   // After the state is saved: a mail never goes for a firing the next run would record again.
   await queueDeliveries(ctx, recorded);
+  // And the mails still owed for earlier firings (a queue that lost them): a minute's check is cheap
+  // (recent firings, no outcome yet), and a lost mail then goes within a quarter of an hour.
+  await requeueOwedDeliveries(ctx).catch((err: Error) => logger.warn({ err: err.message }, 'owed alert mails not re-queued'));
   return results;
 }
 
