@@ -147,6 +147,14 @@ export function methodsAt(path: string): string[] {
 
 const WRITE_503 = 'overloaded: another process kept the row busy (server mode); see Retry-After';
 
+/** Any route reads storage: in server mode a ClickHouse server that does not answer is a 503, not a 500. */
+const STORAGE_503 = 'storage_unavailable: the ClickHouse server does not answer (server mode); see Retry-After';
+
+/** The 503 a route can answer, its own refusal first, then a busy row (writes), then storage. */
+function unavailable(own: string | undefined, isWrite: boolean): string {
+  return [own, isWrite ? WRITE_503 : undefined, STORAGE_503].filter((s) => s !== undefined).join('; ');
+}
+
 const errorResponse = (description: string) => ({
   description,
   content: { 'application/json': { schema: z.object({ error: ErrorBody }) } },
@@ -188,8 +196,8 @@ function register(spec: RouteSpec<ZodType, ZodType>): void {
         415: errorResponse('unsupported_media_type: the body is not Content-Type: application/json'),
       } : {}),
       429: errorResponse('rate_limited: see Retry-After'),
-      ...(isWrite ? { 503: errorResponse(WRITE_503) } : {}),
-      ...Object.fromEntries(Object.entries(spec.refusals ?? {}).map(([status, when]) => [status, errorResponse(status === '503' && isWrite ? `${when}; ${WRITE_503}` : when)])),
+      ...Object.fromEntries(Object.entries(spec.refusals ?? {}).filter(([status]) => status !== '503').map(([status, when]) => [status, errorResponse(when)])),
+      503: errorResponse(unavailable(spec.refusals?.['503'], isWrite)),
     },
   });
 }

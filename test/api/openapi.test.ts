@@ -76,8 +76,17 @@ test('routes document the refusals of their own: conflicts, a missing board or w
   for (const path of ['/sites/{siteId}/share', '/sites/{siteId}/widget']) expect(said(path, 'get', '404')).toMatch(/^not_found:/);
   // Only where the route can answer it.
   expect(codes('/sites/{siteId}/notes', 'post')).not.toContain('409');
-  expect(codes('/sites/{siteId}/notes', 'get')).not.toContain('503');
-  expect(codes('/sites/{siteId}/overview', 'get')).toContain('503'); // storage_unavailable
+  expect(said('/sites/{siteId}/overview', 'get', '503')).toMatch(/^storage_unavailable: the rollup feed failed/);
+});
+
+test('every route documents the 503 of a ClickHouse server that does not answer (server mode), after its own refusals', () => {
+  const said = (path: string, method: string) => doc.paths[path][method].responses['503'].description as string;
+  expect(said('/sites/{siteId}/notes', 'get')).toBe('storage_unavailable: the ClickHouse server does not answer (server mode); see Retry-After');
+  expect(said('/sites/{siteId}/overview', 'get')).toMatch(/^storage_unavailable: the rollup feed failed.*; storage_unavailable: the ClickHouse server does not answer/);
+  expect(said('/sites/{siteId}/notes', 'post')).toMatch(/^overloaded: .*; storage_unavailable: the ClickHouse server/);
+  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { description: string }> }>>)) {
+    for (const [method, op] of Object.entries(methods)) expect([path, method, op.responses['503']?.description]).toEqual([path, method, expect.stringMatching(/storage_unavailable: the ClickHouse server/)]);
+  }
 });
 
 test('every write documents what any write can answer: a refused body (413, 415) and a busy row (503 overloaded)', () => {
