@@ -5,7 +5,9 @@ import type { RedisHandle } from './redis';
  * Leases in Redis: one holder of a key at a time across the processes of a server-mode deployment
  * (api replicas, the worker). Taken with SET NX PX, renewed while the holder works, released only
  * by its holder (so a holder that outlived its expiry never frees another's lease). A process that
- * dies holding one blocks the key for at most `ttlMs`.
+ * dies holding one blocks the key for at most `ttlMs`. A take Redis did not answer in time (a stall:
+ * infra/redis.ts) is not taken, though its SET NX may still run when Redis wakes: the key is then held
+ * for nobody, likewise for at most `ttlMs`. A release that got no answer leaves the key to its expiry.
  */
 export type LeaseOutcome<T> = { held: true; value: T } | { held: false; why: 'redis_down' | 'busy' };
 

@@ -31,11 +31,12 @@ export class RedisGeneration implements GenerationSource {
   }
 
   /**
-   * Null (unknown) while Redis is down, and when it does not answer within GENERATION_WAIT_MS: ioredis
-   * has no command timeout, and a stalled Redis (paused, or a connection dead without a reset) would
-   * otherwise hold every cached lookup (each event's site, each request's key) for as long as the
-   * stall lasts. While a GET is still unanswered no other is sent (they would pile up in the client's
-   * queue); its late answer is not used either, as it may predate a write the waiting caller follows.
+   * Null (unknown) while Redis is down, and when it does not answer within GENERATION_WAIT_MS, so a
+   * stalled Redis (paused, or a connection dead without a reset) holds no cached lookup (each event's
+   * site, each request's key) longer: the client gives up on a stalled connection after REDIS_ANSWER_MS
+   * (infra/redis.ts), but a missing counter takes three commands. While a GET is still unanswered no
+   * other is sent (they would pile up in the client's queue); its late answer is not used either, as
+   * it may predate a write the waiting caller follows.
    */
   async current(): Promise<string | null> {
     if (!this.redis.isUp() || this.unanswered) return null;

@@ -5,6 +5,7 @@ import { redactUrl } from '../core/config';
 /**
  * Redis is optional at run time: when it is unreachable the service starts anyway, serves reads and
  * ingest, says so on /readyz, and queue-backed endpoints answer 503. One warning is logged per outage.
+ * A Redis that stalls without closing the connection counts as unreachable too (REDIS_ANSWER_MS).
  */
 export interface RedisHandle {
   /** For commands that must fail fast when Redis is down (rate limits, session state). */
@@ -26,6 +27,19 @@ export interface RedisHandle {
   close(): Promise<void>;
 }
 
+/**
+ * How long the fast client waits for Redis to say anything while a command is outstanding. A healthy
+ * Redis answers in well under a millisecond, a busy one (or one forking for a snapshot) in tens; the
+ * same 500 ms the shared generation read gave up after (infra/redis-generation.ts). Past it the
+ * connection counts as stalled (a paused process, a peer dead without a reset, a network black hole,
+ * none of which closes it): it is dropped, every command waiting on it fails at once, Redis is down
+ * (the fallbacks of an outage: memory for rate limits and sessions, 503 for queues) and reconnecting
+ * begins; it is up again once a new connection answers its ready check. So a stall costs a request at
+ * most this one wait, and later requests none. Without it every command waited for as long as the
+ * stall lasted, and with them every request that touched Redis.
+ */
+export const REDIS_ANSWER_MS = 500;
+
 export function connectRedis(url: string, prefix = 'tally'): RedisHandle {
   let up = false;
   let warned = false;
@@ -34,8 +48,15 @@ export function connectRedis(url: string, prefix = 'tally'): RedisHandle {
   const client = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
+    // A command in flight when the connection drops fails at once (its caller falls back) instead of
+    // waiting for a reconnect to resend it.
+    maxRetriesPerRequest: 0,
     connectTimeout: 2000,
+    socketTimeout: REDIS_ANSWER_MS,
+    // Each command's own bound, for a Redis that answers, but too slowly for the socket to fall silent.
+    // Longer than socketTimeout, so a silent connection is dropped (Redis down) before any caller sees
+    // its command time out: none then tries Redis again while it still counts as up.
+    commandTimeout: 2 * REDIS_ANSWER_MS,
     retryStrategy,
   });
   client.on('ready', () => {

@@ -7,7 +7,8 @@ import type { Repos } from '../../../model/repos';
 /**
  * Server mode's caches (ingest's site directory, the auth cache) read the shared metadata generation
  * (RedisGeneration) before a cached lookup. A stalled Redis (paused, or a connection dead without a
- * reset) answers no GET, and ioredis has no command timeout: the lookup must not wait for it.
+ * reset) answers no GET: the lookup must not wait for it (the client's own give-up, infra/redis.ts, is
+ * tested over a real Redis in test/api/redis-stall.test.ts).
  */
 function stalledRedis() {
   const state = { gets: 0, answer: (_gen: string) => undefined as void };
