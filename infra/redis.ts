@@ -29,8 +29,12 @@ export interface RedisHandle {
 
 /**
  * How long the fast client waits for Redis to say anything while a command is outstanding. A healthy
- * Redis answers in well under a millisecond, a busy one (or one forking for a snapshot) in tens; the
- * same 500 ms the shared generation read gave up after (infra/redis-generation.ts). Past it the
+ * Redis answers in well under a millisecond, a busy one (or one forking for a snapshot) in tens. Not
+ * shorter: ioredis times this with a plain timer, and after the event loop was held longer than this
+ * (a long synchronous stretch, a large GC) the timer runs before the answer waiting in the socket is
+ * read, dropping a healthy connection (a false outage: sessions and rate limits briefly per process).
+ * The shared generation read gives up sooner (infra/redis-generation.ts) as a lookup can go on
+ * without it. Past it the
  * connection counts as stalled (a paused process, a peer dead without a reset, a network black hole,
  * none of which closes it): it is dropped, every command waiting on it fails at once, Redis is down
  * (the fallbacks of an outage: memory for rate limits and sessions, 503 for queues) and reconnecting
@@ -38,7 +42,7 @@ export interface RedisHandle {
  * most this one wait, and later requests none. Without it every command waited for as long as the
  * stall lasted, and with them every request that touched Redis.
  */
-export const REDIS_ANSWER_MS = 500;
+export const REDIS_ANSWER_MS = 2000;
 
 export function connectRedis(url: string, prefix = 'tally'): RedisHandle {
   let up = false;
