@@ -53,17 +53,38 @@ async function connectedSite(): Promise<string> {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/**
+ * How long a held edit waits at most for the other one to finish. Without shared turns the other
+ * finishes in a few statements' time; with them it cannot finish first, and this is how long it is
+ * kept waiting for the turn (it asks every 25 ms). A limit, not a guess at timing: the edits go on
+ * signals (the holder has read the row; the other edit has settled), not on fixed sleeps, which raced
+ * the engine and Redis on a loaded machine.
+ */
+const HOLD_MS = 2000;
+
 /**
  * The race of the notes: the worker writes an import's progress (it read the row, then stored a
  * page) while an api process re-syncs (a new generation). Each edit reads the row and writes it whole.
+ * The re-sync starts once the progress has read the row, and the progress writes once the re-sync
+ * has settled (or after HOLD_MS, when the re-sync is waiting for the row's turn).
  */
 async function raceProgressAgainstResync(worker: IntegrationRepo, api: IntegrationRepo, siteId: string): Promise<IntegrationRow> {
+  const progressRead = deferred();
+  const resyncSettled = deferred();
   const progress = worker.update(siteId, async (row) => {
-    await pause(300); // storing the page
+    progressRead.resolve();
+    await Promise.race([resyncSettled.promise, pause(HOLD_MS)]); // storing the page
     return row && { ...row, backfill_cursor: 'page-7' };
   });
-  await pause(50);
+  await progressRead.promise;
   const resync = api.update(siteId, (row) => row && { ...row, backfill_job: 'generation-2' });
+  void resync.then(resyncSettled.resolve, resyncSettled.resolve);
   await Promise.all([progress, resync]);
   return (await new IntegrationRepo(store).get(siteId))!;
 }
@@ -105,16 +126,21 @@ describe('with shared turns (server mode)', () => {
   test('edits of different rows do not wait for each other', async () => {
     const [a, b] = [await connectedSite(), await connectedSite()];
     const order: string[] = [];
+    const aHeld = deferred();
+    const bDone = deferred();
+    // a holds its row's turn until b's edit is done (or HOLD_MS, were b kept waiting for a).
     const slow = new IntegrationRepo(store).update(a, async (row) => {
-      await pause(400);
+      aHeld.resolve();
+      await Promise.race([bDone.promise, pause(HOLD_MS)]);
       order.push('a');
       return row;
     });
-    await pause(50);
+    await aHeld.promise;
     await new other.IntegrationRepo(store).update(b, async (row) => {
       order.push('b');
       return row;
     });
+    bDone.resolve();
     await slow;
     expect(order).toEqual(['b', 'a']);
   });
@@ -123,12 +149,17 @@ describe('with shared turns (server mode)', () => {
     const siteId = await connectedSite();
     const impatient = anotherProcess();
     impatient.shareRowTurns(store, leases, 100);
+    const held = deferred();
+    const answered = deferred();
+    // The turn is held from before the impatient edit asks until it has been answered.
     const holding = new IntegrationRepo(store).update(siteId, async (row) => {
-      await pause(600);
+      held.resolve();
+      await Promise.race([answered.promise, pause(10_000)]);
       return row && { ...row, backfill_cursor: 'held' };
     });
-    await pause(50);
+    await held.promise;
     const refused = new impatient.IntegrationRepo(store).update(siteId, (row) => row && { ...row, backfill_cursor: 'late' });
+    void refused.then(answered.resolve, answered.resolve);
     await expect(refused).rejects.toMatchObject({ status: 503, code: 'overloaded', headers: { 'Retry-After': '5' } });
     await holding;
     expect((await new IntegrationRepo(store).get(siteId))!.backfill_cursor).toBe('held');
@@ -157,9 +188,18 @@ test('a lease is busy while held, taken once released, and released when its wor
     throw new AppError(400, 'invalid_request', 'bad edit');
   })).rejects.toThrow('bad edit');
   expect(await leases.run('k', async () => 'again')).toEqual({ held: true, value: 'again' });
-  const inside = leases.run('k', () => pause(200).then(() => 1));
-  await pause(30);
+  const entered = deferred();
+  const leave = deferred();
+  const inside = leases.run('k', async () => {
+    entered.resolve();
+    await leave.promise;
+    return 1;
+  });
+  await entered.promise; // held from here until `leave`
   expect(await leases.run('k', async () => 2)).toEqual({ held: false, why: 'busy' });
-  expect(await leases.run('k', async () => 3, 1000)).toEqual({ held: true, value: 3 });
-  await inside;
+  const waiting = leases.run('k', async () => 3, 1000);
+  await pause(50); // the waiting taker finds it busy, then takes it once released
+  leave.resolve();
+  expect(await waiting).toEqual({ held: true, value: 3 });
+  expect(await inside).toEqual({ held: true, value: 1 });
 });
