@@ -24,8 +24,13 @@ const noOrgs = { orgs: { select: async () => [] } } as unknown as Repos;
 test('a purge while another process holds the lease is refused, and runs once it is free', async () => {
   const leases = redisLeases(redis, 'retention-purge', 10_000);
   let release!: () => void;
-  const held = leases.run('tally', () => new Promise<void>((r) => (release = r)));
-  await new Promise((r) => setTimeout(r, 50));
+  let taken!: () => void;
+  const holding = new Promise<void>((r) => (taken = r));
+  const held = leases.run('tally', () => {
+    taken();
+    return new Promise<void>((r) => (release = r));
+  });
+  await holding; // the other process holds the lease now (a fixed 50 ms raced Redis on a loaded machine)
   await expect(purgeRetention({ store: server, repos: noOrgs, redis })).rejects.toMatchObject({ status: 409, code: 'conflict' });
   // The scheduled job treats it as done elsewhere: no failure, no retry.
   await expect(retentionPurgeJob.handler({}, { store: server, repos: noOrgs, redis } as unknown as WorkerContext, { made: 0, max: 3 })).resolves.toBeUndefined();
