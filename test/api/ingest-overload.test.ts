@@ -1,6 +1,7 @@
 import { collectorOf } from '../../ingest/live/module';
 import { startTestService, type TestService } from '../support/harness';
 import { request, type HttpResult } from '../support/http';
+import { waitFor } from '../support/wait';
 
 /**
  * PRODUCT.md §3 over real HTTP: when the ingest buffer is full the answer is 503 `overloaded` with
@@ -27,7 +28,23 @@ const post = (domain: string, i: number): Promise<HttpResult> =>
     headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36' },
   });
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Resolves once the engine runs HOLD_ENGINE_SQL (system.processes lists every lane's statements),
+ * asked on a lane of its own so the question never queues behind the statement it looks for. Fixed
+ * sleeps stood in for this and raced the engine on a loaded machine.
+ */
+async function engineHeld(): Promise<void> {
+  const probe = svc.running.ctx.store.dedicated('probe');
+  try {
+    await waitFor('the slow query to reach the engine', async () => {
+      const [row] = await probe.query<{ n: number }>(
+        "SELECT toUInt32(count()) AS n FROM system.processes WHERE query LIKE '%sleepEachRow%' AND query NOT LIKE '%system.processes%'");
+      return Number(row.n) > 0;
+    });
+  } finally {
+    await probe.close();
+  }
+}
 
 async function storedRows(siteId: string): Promise<number> {
   const store = svc.running.ctx.store;
@@ -44,11 +61,14 @@ test('a full ingest buffer answers 503 overloaded with Retry-After, and every 20
 
   const lane = svc.running.ctx.store.dedicated('ingest');
   const hold = lane.query<{ n: number }>(HOLD_ENGINE_SQL).finally(() => lane.close());
-  await pause(200); // the slow query reaches the engine first
+  await engineHeld(); // the slow query reaches the engine first
   // A lead event takes the insert stage (its insert then waits behind the slow query); what arrives
   // while an insert runs waits in the buffer for it to end ...
+  const received = collector.stats.received;
   const lead = post(t.domain, 1);
-  await pause(300);
+  // Received, and nothing left before the insert stage: the lead's insert is under way (site and salt
+  // are cached by the warm-up, so the event reaches the buffer as it is received).
+  await waitFor('the lead event to reach the insert stage', () => collector.stats.received === received + 1 && collector.pending === 0);
   // ... so of the burst, exactly MAX_PENDING events can wait in the buffer and the rest are refused.
   const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => post(t.domain, i + 2)));
   const answers = [await lead, ...burst];
@@ -79,7 +99,7 @@ test('a slow report does not hold acknowledgements back: ingest inserts on a con
   const store = svc.running.ctx.store;
   let holdDone = false;
   const hold = store.query(HOLD_ENGINE_SQL).then(() => (holdDone = true));
-  await pause(200);
+  await engineHeld();
   const answer = await post(t.domain, 1);
   expect(answer.status).toBe(202);
   // Acknowledged (so committed) while the slow statement still ran.
