@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { AppContext } from '../../api/context';
 import type { z } from 'zod';
-import { AppError, invalidRequest } from '../../core/errors';
+import { AppError, invalidRequest, shuttingDown } from '../../core/errors';
 import { logger } from '../../core/logger';
 import { COMMANDS } from './commands';
 
@@ -29,6 +29,7 @@ export async function startAdminServer(ctx: AppContext, socketPath: string): Pro
   const active = new Map<http.IncomingMessage, Promise<void>>();
   const shutdown = new AbortController();
   const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => {
+    if (shutdown.signal.aborted) return refuseLate(req, res);
     const done = handle(ctx, req, res, shutdown.signal).finally(() => active.delete(req));
     active.set(req, done);
   });
@@ -67,6 +68,24 @@ async function closeAdmin(server: http.Server, active: Map<http.IncomingMessage,
   await Promise.allSettled([...active.values()]);
   server.closeIdleConnections(); // the connections those commands answered on, kept alive by their clients
   await closed;
+}
+
+/**
+ * A request that came after shutdown began, on a connection accepted just before it (Node counts a
+ * new connection as busy, so closing idle ones spares it): closeAdmin's cut has passed, so a command
+ * started now would be neither cut nor waited for, and an import reading its file held the server to
+ * the 20 s limit (exit 1). It runs nothing: one sending a body is cut as closeAdmin cuts one, any
+ * other is answered 503 shutting_down.
+ */
+function refuseLate(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const sendsBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if (sendsBody) {
+    logger.warn({ err: 'aborted' }, 'admin command cut before its body was in');
+    req.socket.destroy();
+    return;
+  }
+  res.writeHead(503, { 'content-type': 'application/json', connection: 'close' });
+  res.end(JSON.stringify(shuttingDown('it runs no new admin command').toBody()));
 }
 
 /** Whether a server accepts connections on the unix socket at `socketPath`. */
