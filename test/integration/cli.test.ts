@@ -1,10 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from '../support/http';
 import { freePort } from '../support/processes';
+import { waitFor } from '../support/wait';
 
 /**
  * The operator's path, end to end: the built server (`node dist/main.js`) with its own data dir and
@@ -55,6 +56,32 @@ const ok = async (args: string[]) => {
   return r.json;
 };
 
+
+/**
+ * The connections the server process has accepted on its admin socket, by socket inode (Linux /proc:
+ * the server's end of a connection carries the socket's path; its fd shows Node accepted it). The
+ * signal that a CLI command has reached the server, where a fixed sleep raced the CLI's start (half a
+ * second and more on a loaded machine).
+ */
+function acceptedAdminConnections(): Set<string> {
+  const socketPath = path.join(dataDir, 'admin.sock');
+  const connected = new Set(readFileSync('/proc/net/unix', 'utf8').split('\n').slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[5] === '03' && f[7] === socketPath) // 03: connected
+    .map((f) => f[6]));
+  const accepted = new Set<string>();
+  for (const fd of readdirSync(`/proc/${server.pid}/fd`)) {
+    let target = '';
+    try {
+      target = readlinkSync(`/proc/${server.pid}/fd/${fd}`);
+    } catch {
+      continue; // closed meanwhile
+    }
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode && connected.has(inode)) accepted.add(inode);
+  }
+  return accepted;
+}
 
 async function waitForHealth(deadlineMs: number): Promise<void> {
   const end = Date.now() + deadlineMs;
@@ -120,8 +147,8 @@ test('org, user, site and key create print exactly the documented objects; the k
   expect(res.status).toBe(200);
   expect(res.body.data).toEqual([expect.objectContaining({ id: site.id, domain: 'acme.test' })]);
 
-  // The request was logged with its request id.
-  await new Promise((r) => setTimeout(r, 200));
+  // The request was logged with its request id (the line crosses a pipe from the server: waited for).
+  await waitFor('the request\'s log line', () => logLines.some((l) => l.reqId === 'cli-round-trip' && l.msg === 'request'));
   expect(logLines).toContainEqual(expect.objectContaining({ reqId: 'cli-round-trip', path: '/api/v1/sites', status: 200, msg: 'request' }));
 
   const limited = await ok(['key', 'create', '--org', org.id, '--user', user.id, '--sites', site.id, '--expires-at', '2099-01-01T00:00:00+02:00']);
@@ -282,13 +309,15 @@ test('a second server pointed at a running server\'s admin socket refuses to sta
 test('SIGTERM shuts the server down cleanly, cutting an import still reading its file instead of waiting for it', async () => {
   const site = await ok(['site', 'create', '--org', acmeOrg, '--domain', 'import-cut.test']);
   // An import whose file is still arriving (stdin held open): its lines are only staged so far.
+  const before = acceptedAdminConnections();
   const importer = spawn(process.execPath, [path.join(root, 'bin/tally.js'), 'events', 'import', '--site', site.id, '--file', '-'], {
     env: { ...process.env, TALLY_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'],
   });
   let cliError = '';
   importer.stderr!.on('data', (d: Buffer) => (cliError += d));
   importer.stdin!.write(`${JSON.stringify({ ts: new Date().toISOString(), name: 'pageview', url: 'https://import-cut.test/' })}\n`);
-  await new Promise((r) => setTimeout(r, 1000));
+  // SIGTERM once the server has taken the import's connection (the CLI starts in 0.5-1 s under load).
+  await waitFor('the import to reach the server', () => [...acceptedAdminConnections()].some((inode) => !before.has(inode)));
   const t0 = Date.now();
   server.kill('SIGTERM');
   expect(await exitCode).toBe(0);
