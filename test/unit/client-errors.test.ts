@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { answerClientErrors } from '../../api/client-errors';
 
 /** The parser's refusals on a real node:http server, as the API's servers are set up (api/runtime listen). */
-async function serve(opts: http.ServerOptions, handler: http.RequestListener): Promise<{ port: number; close: () => Promise<void> }> {
+async function serve(opts: http.ServerOptions, handler: http.RequestListener): Promise<{ server: http.Server; port: number; close: () => Promise<void> }> {
   const server = http.createServer(opts, handler);
   answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
+    server,
     port: (server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
@@ -38,11 +39,17 @@ test('a request that does not arrive in time is 408 request_timeout in the error
 });
 
 test('a pipelined request refused while the one before it is being answered gets nothing written into that answer', async () => {
+  // The first answer is finished only once the second request has been refused (10 s at most): a
+  // fixed 200 ms raced the 20 KB request's arrival on a loaded machine, and a refusal after the answer
+  // had ended rightly wrote a 431.
+  let refused!: () => void;
+  const refusal = new Promise<void>((resolve) => (refused = resolve));
   const s = await serve({}, (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.write('first half ');
-    setTimeout(() => res.end('second half'), 200);
+    void Promise.race([refusal, new Promise((r) => setTimeout(r, 10_000))]).then(() => res.end('second half'));
   });
+  s.server.on('clientError', () => refused()); // after answerClientErrors' own listener
   try {
     const huge = `GET /b HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
     // The second request goes once the first answer's head has arrived: it is under way when the second is refused.
