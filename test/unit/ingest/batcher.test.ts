@@ -79,7 +79,9 @@ test('pipeline: events arriving during an insert are prepared at once and all go
       return prepared.flat();
     },
   }, { maxPending: 100, maxBatch: 100 });
-  const tick = () => new Promise((r) => setTimeout(r, 5));
+  // The batcher's own step is one setImmediate and promise callbacks: an immediate queued after it runs
+  // after all of them. (A 5 ms timer could fire first when the process was descheduled for 5 ms.)
+  const tick = () => new Promise((r) => setImmediate(r));
   const first = b.submit(1);
   await tick();
   expect(log).toEqual(['prepare 1', 'commit 1 from 1 prepared']);
@@ -106,9 +108,9 @@ test('pipeline: prepared items count against the bound, so a stalled insert stil
     commit: async (prepared) => { await gate.promise; return prepared.flat(); },
   }, { maxPending: 2, maxBatch: 10 });
   const committing = b.submit(0);
-  await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setImmediate(r)); // 0 prepared and committing (as in the pipeline test above)
   const accepted = [b.submit(1), b.submit(2)];
-  await new Promise((r) => setTimeout(r, 5)); // both prepared while 0's insert is stalled
+  await new Promise((r) => setImmediate(r)); // both prepared while 0's insert is stalled
   await expect(b.submit(3)).rejects.toMatchObject({ status: 503 });
   gate.release();
   expect(await Promise.all([committing, ...accepted])).toEqual([0, 1, 2]);
