@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { setClock } from '../../core/clock';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request } from '../support/http';
+import { waitFor } from '../support/wait';
 
 let svc: TestService;
 let t: Tenant;
@@ -147,7 +148,13 @@ test('view_count counts page views of the board, not data fetches', async () => 
   expect(data.headers['access-control-allow-origin']).toBe('*'); // readable from a sandboxed (opaque-origin) frame
   expect((await request('HEAD', `${svc.base}/share/${board.slug}`)).status).toBe(200); // loads nothing: not a view
   expect((await get(s)).body.data.view_count).toBe(3);
-  await new Promise((r) => setTimeout(r, 1500)); // after the counter has flushed to ClickHouse
+  // After the counter has flushed to ClickHouse (a timer of a second; waited for, not slept on: a fixed
+  // 1.5 s could pass on a loaded machine with the views still pending, proving nothing).
+  const store = svc.running.ctx.store;
+  const stored = async () => Number((await store.query<{ v: number }>(
+    `SELECT toUInt64(sum(views)) AS v FROM ${store.table('public_views')} WHERE kind = 'share' AND slug = {slug:String}`, { slug: board.slug }))[0]?.v ?? 0);
+  await waitFor('the views to reach ClickHouse', async () => (await stored()) >= 3);
+  expect(await stored()).toBe(3);
   expect((await get(s)).body.data.view_count).toBe(3);
 });
 
