@@ -50,16 +50,16 @@ export const trackerIds = (page: Page) =>
   page.evaluate(() => (window as unknown as { tally: { ids(): Promise<{ visitor_id: string; session_id: string }> } }).tally.ids());
 
 /**
- * `read()` polled until it gives `n` rows (10 s at most); with `settle`, read once more that long
- * after, so an event that should not come has had the time to come.
+ * `read()` polled until it gives `n` rows (20 s at most: a retried event comes after 2 + 4 s or more,
+ * and Chromium's timers run late on a loaded machine); with `settle`, read once more that long after,
+ * so an event that should not come has had the time to come.
  */
 export async function pollRows<T>(read: () => Promise<T[]>, n: number, settle = 0): Promise<T[]> {
-  for (let i = 0; i < 200; i++) {
+  for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((res) => setTimeout(res, 50))) {
     if ((await read()).length >= n) {
       if (settle) await new Promise((res) => setTimeout(res, settle));
       return read();
     }
-    await new Promise((res) => setTimeout(res, 50));
   }
   return read();
 }
