@@ -41,7 +41,7 @@ test('while Redis is down, a repeatable job that needs no queue runs on the proc
   });
   const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue'>, { runWorkers: true, jobs: [def('local', true), def('queued', false)] });
   try {
-    await waitFor('three local runs', () => ran.local >= 3, 5000);
+    await waitFor('three local runs', () => ran.local >= 3);
     expect(ran.queued).toBe(0);
   } finally {
     await queues.close();
@@ -69,7 +69,7 @@ test('a run that outlasts the period is not started again beside itself', async 
   };
   const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue'>, { runWorkers: true, jobs: [slow] });
   try {
-    await waitFor('two slow runs', () => runs >= 2, 5000);
+    await waitFor('two slow runs', () => runs >= 2);
     expect(most).toBe(1);
   } finally {
     await queues.close();
@@ -92,7 +92,7 @@ test('close() waits for a timer run under way, so storage is not closed under it
   };
   const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue'>, { runWorkers: true, jobs: [slow] });
   try {
-    await waitFor('a timer run', () => started, 5000);
+    await waitFor('a timer run', () => started);
     await queues.close();
     expect(finished).toBe(true);
   } finally {
@@ -123,7 +123,7 @@ test('a job that runs after start is queued once, delayed, and its daily schedul
       // BullMQ runs a new `every` scheduler at once; this one's first slot is a day out.
       expect(Number(scheduler!.next)).toBeGreaterThan(started + 86_400_000 - 60_000);
     });
-    await waitFor('the run after start', () => runs.length > 0, 5000);
+    await waitFor('the run after start', () => runs.length > 0);
     expect(runs[0] - started).toBeGreaterThanOrEqual(400);
     await new Promise((r) => setTimeout(r, 600));
     expect(runs).toHaveLength(1);
@@ -144,7 +144,7 @@ test('while Redis is down, the retention purge still runs after start on the pro
   const started = Date.now();
   const queues = startQueues(redis, {} as Omit<WorkerContext, 'enqueue' | 'redis'>, { runWorkers: true, jobs: [def] });
   try {
-    await waitFor('the run after start', () => runs.length > 0, 3000);
+    await waitFor('the run after start', () => runs.length > 0);
     expect(runs[0] - started).toBeGreaterThanOrEqual(190);
     await new Promise((r) => setTimeout(r, 400));
     expect(runs).toHaveLength(1); // the next is a day out
