@@ -25,21 +25,32 @@ API_ROUTES.push((r: RouteRegistrar) =>
   }),
 );
 
-// And one that takes its time, to prove shutdown lets in-flight requests finish. It says when its
-// handler has begun: a test that begins shutdown after a fixed sleep instead raced the request's arrival
-// on a loaded machine (CI: the request reached the server after the signal, was rightly answered
-// "Connection: close", and the pipelined request behind it was never read). 1 s: the pipelined test's
-// next request must reach the server before this answer goes out (a connection an answer leaves idle
-// during shutdown is closed at once).
+// And one that takes its time (1 s), to prove shutdown lets in-flight requests finish. It says when
+// its handler has begun, so a test begins shutdown with it surely in flight rather than after a fixed
+// sleep. A test may instead hold it until `/test-only/release` is handled: the pipelined test's next
+// request must be read before this answer goes out (a connection an answer leaves idle during shutdown
+// is closed at once), and on a loaded machine (CI, twice) an event loop held for about a second let
+// the 1 s timer answer first, and the request behind it was never read.
 let slowRouteStarted: () => void = () => undefined;
 const slowRouteBegins = () => new Promise<void>((resolve) => (slowRouteStarted = resolve));
+let slowRouteHold: Promise<void> | null = null;
+let releaseSlowRoute: () => void = () => undefined;
 API_ROUTES.push((r: RouteRegistrar) =>
   r.route({
     method: 'get', path: '/test-only/slow', summary: 'test only', scope: 'analytics:read', query: z.object({}),
     async handler() {
       slowRouteStarted();
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await (slowRouteHold ?? new Promise((resolve) => setTimeout(resolve, 1000)));
       return { data: 'finished' };
+    },
+  }),
+);
+API_ROUTES.push((r: RouteRegistrar) =>
+  r.route({
+    method: 'get', path: '/test-only/release', summary: 'test only', scope: 'analytics:read', query: z.object({}),
+    async handler() {
+      releaseSlowRoute();
+      return { data: 'released' };
     },
   }),
 );
@@ -354,12 +365,19 @@ describe('graceful shutdown', () => {
     while (answers().length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(answers()[0].connection).toBe('keep-alive');
     const begun = slowRouteBegins();
-    send('/test-only/slow'); // holds the connection while shutdown begins
-    await begun;
-    const stopped = s.stop();
-    send('/sites'); // the client's next request on the same connection, sent after the signal
-    await closed; // the server ended the connection after answering it
-    await stopped;
+    // The slow answer waits until the server has read (and is handling) the request behind it.
+    slowRouteHold = new Promise<void>((resolve) => (releaseSlowRoute = resolve));
+    try {
+      send('/test-only/slow'); // holds the connection while shutdown begins
+      await begun;
+      const stopped = s.stop();
+      send('/test-only/release'); // the client's next request on the same connection, sent after the signal
+      await closed; // the server ended the connection after answering it
+      await stopped;
+    } finally {
+      releaseSlowRoute();
+      slowRouteHold = null;
+    }
     const [, inflight, next] = answers();
     expect(inflight.status).toBe(200);
     // Answered, and told to go.
