@@ -34,13 +34,12 @@ export interface RedisHandle {
  * (a long synchronous stretch, a large GC) the timer runs before the answer waiting in the socket is
  * read, dropping a healthy connection (a false outage: sessions and rate limits briefly per process).
  * The shared generation read gives up sooner (infra/redis-generation.ts) as a lookup can go on
- * without it. Past it the
- * connection counts as stalled (a paused process, a peer dead without a reset, a network black hole,
- * none of which closes it): it is dropped, every command waiting on it fails at once, Redis is down
- * (the fallbacks of an outage: memory for rate limits and sessions, 503 for queues) and reconnecting
- * begins; it is up again once a new connection answers its ready check. So a stall costs a request at
- * most this one wait, and later requests none. Without it every command waited for as long as the
- * stall lasted, and with them every request that touched Redis.
+ * without it. Past it the connection counts as stalled (a paused process, a peer dead without a reset,
+ * a network black hole, none of which closes it): it is dropped, every command waiting on it fails at
+ * once, Redis is down (the fallbacks of an outage: memory for rate limits and sessions, 503 for
+ * queues) and reconnecting begins; it is up again once a new connection answers its ready check. So a
+ * stall costs a request at most this one wait, and later requests none. Without it every command
+ * waited for as long as the stall lasted, and with them every request that touched Redis.
  */
 export const REDIS_ANSWER_MS = 2000;
 

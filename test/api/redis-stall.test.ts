@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { settlesWithin } from '../../core/deadline';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { request, type HttpResult } from '../support/http';
 import { startStallingProxy, type StallingProxy } from '../support/stalling-proxy';
@@ -13,12 +14,9 @@ import { waitFor } from '../support/wait';
 
 /** Far beyond the wait a stalled Redis may cost (infra/redis.ts), for a loaded machine; without a bound the request never answers. */
 const BOUND_MS = 10_000;
-function within<T>(what: string, answer: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${BOUND_MS} ms`)), BOUND_MS);
-  });
-  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
+async function within<T>(what: string, answer: Promise<T>): Promise<T> {
+  if (!(await settlesWithin(answer, BOUND_MS))) throw new Error(`${what}: no answer within ${BOUND_MS} ms`);
+  return answer;
 }
 
 const readyz = async (svc: TestService) => (await request('GET', `${svc.base}/readyz`)).body.redis as string;
