@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { setClock } from '../../core/clock';
 import { AlertsRepo } from '../../model/alerts';
 import { evaluateAlerts, reportFigure } from '../../workers/jobs/alerts';
-import { requeueOwedDeliveries } from '../../workers/jobs/alert-delivery';
+import { alertDeliveryJob, requeueOwedDeliveries, type DeliveryPayload } from '../../workers/jobs/alert-delivery';
+import type { WorkerContext } from '../../workers/types';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 import { withQueue } from '../support/redis';
 import { startSmtpDouble, type ReceivedMail, type SmtpDouble } from '../support/smtp-double';
@@ -262,6 +264,16 @@ describe('with TALLY_SMTP_URL', () => {
     await evaluateAt('2026-06-01T13:17:00Z');
     await deliveriesSettled(svc);
     expect(smtp.mails).toHaveLength(mailed);
+  });
+
+  test('a delivery whose alert was deleted meanwhile sends nothing and is recorded skipped, so it is not owed', async () => {
+    const payload: DeliveryPayload = {
+      firing_id: randomUUID(), alert_id: randomUUID(), site_id: t.siteId, fired_at: '2026-06-01T13:00:00.000Z', value: 5, threshold: 4,
+    };
+    const mailed = smtp.mails.length;
+    await alertDeliveryJob.handler(payload, svc.running.ctx as unknown as WorkerContext, { made: 0, max: 10 });
+    expect(smtp.mails).toHaveLength(mailed);
+    expect((await outcomes(svc)).get(payload.firing_id)).toBe('skipped');
   });
 });
 
