@@ -33,7 +33,7 @@ export function alertMessage(alert: Described, domain: string, fired: FiredValue
   return { subject: alert.subject, text: alert.body ? `${alert.body.trimEnd()}\n\n---\n${summary}` : summary };
 }
 
-export function firingSummary(alert: Described, domain: string, fired: FiredValues): string {
+function firingSummary(alert: Described, domain: string, fired: FiredValues): string {
   const def = TRIGGERS[alert.trigger_type];
   const figure = def.figure === 'goals' ? `completions of goal "${alert.goal_name ?? ''}"` : FIGURES[def.figure];
   const over = `over the last ${alert.window_minutes} minutes`;
