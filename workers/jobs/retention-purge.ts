@@ -89,10 +89,12 @@ async function purgeOrgs(store: Store, repos: Repos, orgs: OrgRow[], all: OrgRow
   const cutoffOf = new Map(orgs.map((o) => [o.id, retentionCutoff(now, o.retention_days)]));
   // Organisations with one cutoff are purged together: one mutation per table for all of them, not one each.
   const groups = new Map<number, string[]>();
+  const siteCount = new Map<string, number>();
   for (const s of sites) {
     const cutoff = cutoffOf.get(s.org_id)!;
     if (!groups.has(cutoff)) groups.set(cutoff, []);
     groups.get(cutoff)!.push(s.id);
+    siteCount.set(s.org_id, (siteCount.get(s.org_id) ?? 0) + 1);
   }
   const orgOf = new Map(sites.map((s) => [s.id, s.org_id]));
   const deleted = new Map(orgs.map((o) => [o.id, zeroes()]));
@@ -105,7 +107,7 @@ async function purgeOrgs(store: Store, repos: Repos, orgs: OrgRow[], all: OrgRow
     for (const [k, n] of Object.entries(mine)) total[k] += n;
     const row = {
       org_id: org.id, retention_days: org.retention_days, cutoff: new Date(cutoffOf.get(org.id)!).toISOString(),
-      sites: sites.filter((s) => s.org_id === org.id).length, deleted: mine,
+      sites: siteCount.get(org.id) ?? 0, deleted: mine,
     };
     const any = Object.values(mine).some((n) => n > 0);
     logger[any ? 'info' : 'debug']({ orgId: org.id, retentionDays: org.retention_days, cutoff: row.cutoff, deleted: mine }, 'retention purge');
