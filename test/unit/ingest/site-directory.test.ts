@@ -2,7 +2,8 @@ import { SiteDirectory } from '../../../ingest/live/sites';
 import type { RedisHandle } from '../../../infra/redis';
 import { RedisGeneration } from '../../../infra/redis-generation';
 import { AuthCache } from '../../../model/auth-cache';
-import type { Repos } from '../../../model/repos';
+import type { Site } from '../../../core/domain';
+import { Repos } from '../../../model/repos';
 
 /**
  * Server mode's caches (ingest's site directory, the auth cache) read the shared metadata generation
@@ -60,4 +61,27 @@ test('the auth cache over a stalled generation loads the key instead of waiting,
   await expect(cache.key('h1', load)).resolves.toBeNull();
   expect(loads).toBe(2);
   expect(state.gets).toBe(1);
+});
+
+test('a load under way when the site is saved does not file the settings it read before the save', async () => {
+  const before: Site = {
+    id: 's1', org_id: 'o1', domain: 'shop.example', name: 'Shop', timezone: 'UTC', currency: 'USD', active: true,
+    excluded_paths: [], allowed_hostnames: [], excluded_hostnames: [], excluded_countries: [], session_strategy: 'salted_hash',
+    created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
+  };
+  let answer!: (site: Site) => void;
+  const repos = { siteByDomain: () => new Promise<Site>((r) => (answer = r)) } as unknown as Repos;
+  const sites = new SiteDirectory(repos, undefined);
+  try {
+    const first = sites.lookup('shop.example');
+    // The save lands (this process's Repos.saveSite announces it) while the load above still waits for its row.
+    const saved = { ...before, excluded_paths: ['/admin/**'] };
+    await Repos.prototype.saveSite.call({ sites: { put: async () => undefined } } as unknown as Repos, saved);
+    answer(before);
+    await first;
+    const now = await sites.lookup('shop.example');
+    expect(now?.site.excluded_paths).toEqual(['/admin/**']);
+  } finally {
+    sites.close();
+  }
 });
