@@ -23,6 +23,16 @@ function undecodablePath(path: string): AppError {
   return invalidRequest(`path: "${segments[bad] ?? path}" is not valid percent-encoding`);
 }
 
+/**
+ * A failure that is an outage, not a bug, as the answer the service documents for it: in server mode
+ * ClickHouse unreachable is 503 storage_unavailable with Retry-After, not 500 internal. The API's and
+ * the admin socket's error handling both read it, so a CLI command meets the same answer.
+ */
+export function outageError(err: unknown): AppError | undefined {
+  if (err instanceof StorageUnavailable) return storageUnavailable('Storage is unreachable; try again shortly.', 5);
+  return undefined;
+}
+
 export function sendError(res: Response, err: AppError): void {
   if (err.headers) res.set(err.headers);
   res.status(err.status).json(err.toBody());
@@ -34,10 +44,10 @@ export function sendError(res: Response, err: AppError): void {
  */
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   if (err instanceof AppError) return sendError(res, err);
-  // Server mode: ClickHouse unreachable is the service's documented 503, not an internal error.
-  if (err instanceof StorageUnavailable) {
-    (res.locals.log ?? logger).warn({ err: err.message, path: req.path }, 'storage unreachable');
-    return sendError(res, storageUnavailable('Storage is unreachable; try again shortly.', 5));
+  const outage = outageError(err);
+  if (outage) {
+    (res.locals.log ?? logger).warn({ err: (err as Error).message, path: req.path }, 'storage unreachable');
+    return sendError(res, outage);
   }
   if (err instanceof URIError) return sendError(res, undecodablePath(req.originalUrl.split('?')[0]));
   // PRODUCT.md §6: bad input is 400 invalid_request with the message naming what was wrong.

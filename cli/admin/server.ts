@@ -6,6 +6,7 @@ import type { AppContext } from '../../api/context';
 import type { z } from 'zod';
 import { AppError, invalidRequest, shuttingDown } from '../../core/errors';
 import { logger } from '../../core/logger';
+import { outageError } from '../../api/errors';
 import { COMMANDS } from './commands';
 
 /**
@@ -120,6 +121,11 @@ async function handle(ctx: AppContext, req: http.IncomingMessage, res: http.Serv
     send(200, await command.run(ctx, parsed.data, req, shutdown));
   } catch (err) {
     if (err instanceof AppError) return send(err.status, err.toBody());
+    const outage = outageError(err);
+    if (outage) {
+      logger.warn({ err: (err as Error).message }, 'admin command: storage unreachable');
+      return send(outage.status, outage.toBody());
+    }
     // A body cut off (the CLI went away, or shutdown cut an import still reading its file) is expected;
     // any other failure while it streamed (storage refusing the staging rows) stays an error.
     const e = err as NodeJS.ErrnoException;
