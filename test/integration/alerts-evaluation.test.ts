@@ -1,5 +1,5 @@
 import { setClock } from '../../core/clock';
-import { evaluateAlerts } from '../../workers/jobs/alerts';
+import { evaluateAlerts, type FigureSource } from '../../workers/jobs/alerts';
 import { startTestService, type Tenant, type TestService } from '../support/harness';
 
 /**
@@ -184,4 +184,20 @@ test('a goal alert counts each event once, whichever and however many goals comp
   setClock('2026-06-02T16:00:00Z');
   const run = await evaluateAlerts(svc.running.ctx);
   for (const id of Object.values(ids)) expect(run.find((r) => r.alert_id === id)).toMatchObject({ value: 3, fired: false });
+});
+
+test('evaluations in one process run one at a time: a direct call waits for the scheduled run under way, even one that failed', async () => {
+  let running = 0;
+  let most = 0;
+  const measure: FigureSource = async () => {
+    most = Math.max(most, ++running);
+    await new Promise((r) => setTimeout(r, 20));
+    running--;
+    return 0;
+  };
+  const failing = evaluateAlerts({ ...svc.running.ctx, store: { ...svc.running.ctx.store, query: () => Promise.reject(new Error('engine down')) } });
+  const runs = [evaluateAlerts(svc.running.ctx, measure), evaluateAlerts(svc.running.ctx, measure)];
+  await expect(failing).rejects.toThrow('engine down');
+  expect((await Promise.all(runs))[0].length).toBeGreaterThan(0);
+  expect(most).toBe(1);
 });

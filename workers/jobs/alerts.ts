@@ -6,6 +6,7 @@ import { AlertsRepo, type AlertRow, type AlertState, type FiringRow } from '../.
 import { TRIGGERS, comparedFigure, conditionHolds, nextEdge, type Measurement } from '../../model/alerts-rules';
 import type { Store } from '../../clickhouse/store';
 import { runReport } from '../../query';
+import { serially } from '../../core/serially';
 import type { JobDefinition, WorkerContext } from '../types';
 import { queueDeliveries, requeueOwedDeliveries, type DeliveryContext } from './alert-delivery';
 
@@ -38,16 +39,12 @@ export interface Evaluation {
 
 const MINUTE = 60_000;
 
-// One evaluation at a time per process: the scheduled job and a direct call never interleave.
-let queue: Promise<unknown> = Promise.resolve();
-
 /** A worker's context, or the service's (tests evaluate with it): storage, and where firings' mail is queued. */
 export type EvaluationContext = DeliveryContext;
 
 export function evaluateAlerts(ctx: EvaluationContext, measure: FigureSource = reportFigure): Promise<Evaluation[]> {
-  const run = queue.then(() => evaluateAll(ctx, measure));
-  queue = run.catch(() => undefined);
-  return run;
+  // One evaluation at a time per process (per database): the scheduled job and a direct call never interleave.
+  return serially(`alerts:${ctx.store.database}`, () => evaluateAll(ctx, measure));
 }
 
 async function evaluateAll(ctx: EvaluationContext, measure: FigureSource): Promise<Evaluation[]> {
