@@ -115,10 +115,13 @@ export const COMMANDS: Record<string, AdminCommand> = {
       user: uuid('user'),
       // Given but empty (a script's unset variable) is refused, like --sites: the key made would not be the one asked for.
       scopes: givenList('--scopes names no scope; leave it out for an analytics:read key')
-        .pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], { error: `--scopes takes ${ALL_SCOPES.join(',')}` }))),
+        // Refusals name the entry: in a list, a typo (`settings:wrte`) is otherwise hard to spot.
+        .pipe(z.array(z.enum(ALL_SCOPES as [string, ...string[]], {
+          error: (iss) => `--scopes: "${String(iss.input).slice(0, 64)}" is not a scope; it takes ${ALL_SCOPES.join(',')}`,
+        }))),
       // Given but empty is refused: it would make the widest key, every site.
       sites: givenList('--sites names no site; leave it out for a key that reads every site')
-        .pipe(z.array(z.string().uuid('--sites takes site uuids').transform((s) => s.toLowerCase()))),
+        .pipe(z.array(z.string().uuid({ error: (iss) => `--sites: "${String(iss.input).slice(0, 64)}" is not a site uuid` }).transform((s) => s.toLowerCase()))),
       'expires-at': z.string().transform((at, ctx) => {
         const ms = parseInstant(at);
         if (typeof ms === 'string') ctx.addIssue({ code: 'custom', message: `--expires-at ${ms}` });

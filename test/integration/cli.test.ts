@@ -241,6 +241,8 @@ test.each([
   [['site', 'create', '--org', 'ORG', '--domain', 'named.test', '--name', ' '], 'invalid_request', /^--name: must not be empty$/],
   [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--name', 'k'.repeat(201)], 'invalid_request', /^--name: must be at most 200 characters$/],
   [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--scopes', ''], 'invalid_request', /^--scopes names no scope/],
+  [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--scopes', 'analytics:read,settings:wrte'], 'invalid_request', /^--scopes: "settings:wrte" is not a scope; it takes analytics:read,sites:read,/],
+  [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--sites', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d,example.com'], 'invalid_request', /^--sites: "example.com" is not a site uuid$/],
   [['key', 'create', '--org', 'ORG', '--user', '7b0c56fb-1e57-4a41-b8b4-2a4ddb1a2c1d', '--expires-at', '2020-01-01T00:00:00Z'], 'invalid_request', /^--expires-at is in the past/],
   [['seed', '--site', 'not-a-uuid', '--events', '10', '--days', '7'], 'invalid_request', /^--site must be a site uuid$/],
   [['events', 'import', '--site', 'not-a-uuid', '--file', '/dev/null'], 'invalid_request', /^--site must be a site uuid$/],
