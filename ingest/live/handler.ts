@@ -115,7 +115,11 @@ function decodeBody(req: IncomingMessage, body: Buffer): Buffer | AppError {
 function precheck(req: IncomingMessage): AppError | null {
   if (req.method !== 'POST') return methodNotAllowed(req.method, ['POST', 'OPTIONS']);
   if (!contentTypeAccepted(req.headers['content-type'])) {
-    return new AppError(415, 'unsupported_media_type', 'Send the event as JSON (Content-Type: application/json or text/plain).');
+    // Named as sent (its media type, without parameters), as a refused Content-Encoding is: curl's
+    // default form type is the usual cause, and the answer should say so.
+    const sent = (req.headers['content-type'] ?? '').split(';')[0]!.trim().slice(0, 60);
+    return new AppError(415, 'unsupported_media_type',
+      `Content-Type ${JSON.stringify(sent)} is not accepted: send the event as JSON (Content-Type: application/json or text/plain).`);
   }
   if (decoderOf(req.headers['content-encoding']) === undefined) {
     const sent = req.headers['content-encoding']!.slice(0, 40);

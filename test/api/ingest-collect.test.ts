@@ -247,6 +247,7 @@ describe('refusals', () => {
     const res = await post('n=pageview', { 'content-type': 'application/x-www-form-urlencoded' });
     expect(res.status).toBe(415);
     expect(res.body.error.code).toBe('unsupported_media_type');
+    expect(res.body.error.message).toMatch(/^Content-Type "application\/x-www-form-urlencoded" is not accepted: send the event as JSON/);
   });
 
   test('other methods are 405 with the methods allowed', async () => {
